@@ -1,0 +1,48 @@
+"""callgate: a strict gate between an LLM provider's tool calls and the host that runs them."""
+
+from ._digest import canonical_bytes, canonical_digest
+from ._errors import (
+    BindingError,
+    CallgateError,
+    ContinuationError,
+    ContractError,
+    FramingError,
+    JSONError,
+    LimitExceededError,
+    ProtocolError,
+    ProvenanceError,
+    ProviderError,
+    SchemaError,
+    SequenceError,
+    TruncatedStreamError,
+    UnsupportedProviderState,
+    UsageError,
+)
+from ._json import loads_strict
+from ._limits import DEFAULT_LIMITS, Limits
+from ._results import ToolResult, bind_results
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "BindingError",
+    "CallgateError",
+    "ContinuationError",
+    "ContractError",
+    "FramingError",
+    "JSONError",
+    "LimitExceededError",
+    "Limits",
+    "ProtocolError",
+    "ProvenanceError",
+    "ProviderError",
+    "SchemaError",
+    "SequenceError",
+    "ToolResult",
+    "TruncatedStreamError",
+    "UnsupportedProviderState",
+    "UsageError",
+    "bind_results",
+    "canonical_bytes",
+    "canonical_digest",
+    "loads_strict",
+]
