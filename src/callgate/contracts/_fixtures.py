@@ -1,0 +1,353 @@
+"""Contract fixtures: recorded or constructed wire samples with checked metadata.
+
+A fixture is a pair of files sharing a stem: ``<case>.sse`` holds the bytes and
+``<case>.json`` the metadata. The metadata names the protocol (``api_family``), contract
+revision, provider, API version, SDK baseline, review date and official source URLs; each
+is checked against the built-in :class:`~callgate.contracts.Baseline` for that protocol and
+revision, and every source URL against the provider's allowlist.
+
+Those provenance checks are **metadata hygiene, not authenticity**: they prove the fixture
+claims a consistent baseline and points at official sources, not that its bytes were ever
+sent by the provider.
+
+Layers (``layer`` in the metadata) say what the ``.sse`` file holds:
+
+- ``wire-sse``: raw SSE bytes; they must decode completely with :class:`callgate.sse.SSEDecoder`
+  and every event's data must be a JSON object or the literal ``[DONE]``.
+- ``event-dicts``: one JSON object per line (decoded wire events), ``\\n``-separated; no
+  blank lines except the single newline that ends the file.
+- ``json-body``: exactly one JSON object (a non-streaming response body).
+
+All JSON goes through :func:`callgate._json.loads_strict`. Any failure is a
+:class:`~callgate.ContractError` naming the file (a bad source URL is its subclass
+:class:`~callgate.ProvenanceError`), with the underlying error kept as ``__cause__``.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import datetime
+import os
+import re
+from pathlib import Path
+from typing import Any, TypeAlias
+
+from .._errors import ContractError, ProtocolError, UsageError
+from .._json import loads_strict
+from .._limits import DEFAULT_LIMITS
+from ..sse import SSEDecoder
+from ._baselines import PROTOCOLS, REVISIONS, get_baseline
+from ._urls import validate_source_url
+
+__all__ = ["LAYERS", "Fixture", "load_fixture", "load_fixtures"]
+
+LAYERS: tuple[str, ...] = ("wire-sse", "event-dicts", "json-body")
+DONE = "[DONE]"
+_REQUIRED = frozenset(
+    {
+        "provider",
+        "api_family",
+        "api_version",
+        "contract_revision",
+        "layer",
+        "sdk_baseline",
+        "review_date",
+        "source_urls",
+    }
+)
+_OPTIONAL = frozenset({"description", "expected"})
+_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+WireEvent: TypeAlias = tuple[str | None, dict[str, Any] | str]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Fixture:
+    """One loaded, validated fixture. Build it with :func:`load_fixture`.
+
+    ``data`` is the ``.sse`` file's bytes. ``expected`` returns a deep copy of the metadata's
+    ``expected`` object (or ``None``) on every access, so callers cannot mutate the fixture.
+    ``events()`` / ``body()`` decode ``data`` afresh on each call.
+    """
+
+    name: str
+    path_sse: Path
+    path_json: Path
+    provider: str
+    api_family: str
+    api_version: str
+    contract_revision: str
+    layer: str
+    sdk_name: str
+    sdk_version: str
+    review_date: datetime.date
+    source_urls: tuple[str, ...]
+    description: str | None
+    expected_raw: dict[str, Any] | None = dataclasses.field(repr=False, hash=False)
+    data: bytes = dataclasses.field(repr=False)
+
+    @property
+    def expected(self) -> dict[str, Any] | None:
+        """A deep copy of the metadata's ``expected`` object, or ``None``."""
+        return copy.deepcopy(self.expected_raw)
+
+    def wire_events(self) -> list[WireEvent]:
+        """For ``wire-sse``: ``(event name or None, JSON object or "[DONE]")`` per event."""
+        self._require_layer("wire-sse")
+        return _decode_wire(self.data, self.path_sse)
+
+    def event_dicts(self) -> list[dict[str, Any]]:
+        """For ``event-dicts``: the JSON object of every line."""
+        self._require_layer("event-dicts")
+        return _decode_lines(self.data, self.path_sse)
+
+    def events(self) -> list[WireEvent] | list[dict[str, Any]]:
+        """The decoded events: :meth:`wire_events` or :meth:`event_dicts` by layer."""
+        if self.layer == "wire-sse":
+            return self.wire_events()
+        if self.layer == "event-dicts":
+            return self.event_dicts()
+        raise UsageError(f"fixture {self.name!r} is a json-body fixture; use body()")
+
+    def body(self) -> dict[str, Any]:
+        """For ``json-body``: the response body object."""
+        self._require_layer("json-body")
+        return _decode_body(self.data, self.path_sse)
+
+    def _require_layer(self, layer: str) -> None:
+        if self.layer != layer:
+            raise UsageError(f"fixture {self.name!r} has layer {self.layer!r}, not {layer!r}")
+
+
+def _decode_utf8(data: bytes, path: Path) -> str:
+    if not data:
+        raise ContractError(f"{path}: empty stream")
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise ContractError(f"{path}: byte order mark")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ContractError(f"{path}: invalid UTF-8 at byte {exc.start}") from exc
+
+
+def _json_object(data: bytes | str, path: Path, where: str) -> dict[str, Any]:
+    try:
+        value = loads_strict(data, limits=DEFAULT_LIMITS)
+    except ProtocolError as exc:
+        raise ContractError(f"{path}: {where}: invalid JSON: {exc}") from exc
+    if type(value) is not dict:
+        raise ContractError(f"{path}: {where}: expected a JSON object")
+    return value
+
+
+def _check_dataless_blocks(text: str, path: Path) -> None:
+    """WHATWG drops a block with fields but no ``data:`` silently; a fixture may not."""
+    fields: list[str] = []
+    has_data = False
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    for line in lines:
+        if not line:
+            if fields and not has_data:
+                raise ContractError(f"{path}: empty event (fields {fields} but no data)")
+            fields, has_data = [], False
+        elif not line.startswith(":"):
+            name = line.partition(":")[0]
+            fields.append(name)
+            has_data = has_data or name == "data"
+
+
+def _decode_wire(data: bytes, path: Path) -> list[WireEvent]:
+    text = _decode_utf8(data, path)
+    decoder = SSEDecoder(limits=DEFAULT_LIMITS)
+    try:
+        raw = decoder.feed(data)
+        raw.extend(decoder.finish())
+    except ProtocolError as exc:
+        raise ContractError(f"{path}: SSE does not decode: {exc}") from exc
+    _check_dataless_blocks(text, path)
+    if not raw:
+        raise ContractError(f"{path}: SSE stream has no events")
+    events: list[WireEvent] = []
+    for index, event in enumerate(raw):
+        where = f"event {index}"
+        if not event.data.strip():
+            raise ContractError(f"{path}: {where}: empty event (data is empty or whitespace)")
+        if event.data == DONE:
+            events.append((event.event, DONE))
+        else:
+            events.append((event.event, _json_object(event.data, path, where)))
+    return events
+
+
+def _decode_lines(data: bytes, path: Path) -> list[dict[str, Any]]:
+    text = _decode_utf8(data, path)
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the newline that ends the file
+    result: list[dict[str, Any]] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            raise ContractError(f"{path}: line {number}: blank line")
+        result.append(_json_object(line, path, f"line {number}"))
+    return result
+
+
+def _decode_body(data: bytes, path: Path) -> dict[str, Any]:
+    _decode_utf8(data, path)
+    return _json_object(data, path, "body")
+
+
+def _read(path: Path, limit: int) -> bytes:
+    try:
+        if not path.is_file():
+            raise ContractError(f"{path}: missing fixture file")
+        if path.stat().st_size > limit:
+            raise ContractError(f"{path}: larger than {limit} bytes")
+        return path.read_bytes()
+    except OSError as exc:
+        raise ContractError(f"{path}: cannot read: {exc}") from exc
+
+
+def _str_field(meta: dict[str, Any], key: str, path: Path) -> str:
+    value = meta[key]
+    if type(value) is not str or not value:
+        raise ContractError(f"{path}: {key!r} must be a non-empty string")
+    return value
+
+
+def _paths(path: str | os.PathLike[str]) -> tuple[str, Path, Path]:
+    if not isinstance(path, str | os.PathLike):
+        raise UsageError(f"fixture path must be str or os.PathLike, got {type(path).__name__}")
+    given = Path(path)
+    stem = given.name
+    for suffix in (".sse", ".json"):
+        if stem.endswith(suffix) and len(stem) > len(suffix):
+            stem = stem[: -len(suffix)]
+            break
+    if not stem:
+        raise UsageError(f"fixture path has no name: {given}")
+    return stem, given.parent / f"{stem}.sse", given.parent / f"{stem}.json"
+
+
+def load_fixture(path: str | os.PathLike[str], *, allow_local_source_urls: bool = False) -> Fixture:
+    """Load and validate one fixture given its ``.sse`` path, ``.json`` path or stem.
+
+    Raises :class:`~callgate.ContractError` for any invalid metadata or content, and
+    :class:`~callgate.ProvenanceError` for a source URL off the allowlist (loopback URLs
+    pass only with ``allow_local_source_urls=True``). Provenance checks are metadata
+    hygiene, not authenticity.
+    """
+    name, path_sse, path_json = _paths(path)
+    meta = _json_object(_read(path_json, DEFAULT_LIMITS.max_json_bytes), path_json, "metadata")
+    unknown = sorted(set(meta) - _REQUIRED - _OPTIONAL)
+    if unknown:
+        raise ContractError(f"{path_json}: unknown metadata keys {unknown}")
+    missing = sorted(_REQUIRED - set(meta))
+    if missing:
+        raise ContractError(f"{path_json}: missing metadata keys {missing}")
+
+    family = _str_field(meta, "api_family", path_json)
+    if family not in PROTOCOLS:
+        raise ContractError(f"{path_json}: api_family {family!r} is not one of {PROTOCOLS}")
+    revision = _str_field(meta, "contract_revision", path_json)
+    if revision not in REVISIONS:
+        raise ContractError(f"{path_json}: contract_revision {revision!r} not in {REVISIONS}")
+    baseline = get_baseline(family, revision)
+
+    provider = _str_field(meta, "provider", path_json)
+    if provider != baseline.provider:
+        raise ContractError(
+            f"{path_json}: provider {provider!r} does not match {family} ({baseline.provider!r})"
+        )
+    api_version = _str_field(meta, "api_version", path_json)
+    if api_version != baseline.api_version:
+        raise ContractError(
+            f"{path_json}: api_version {api_version!r} is wrong for {family} at revision "
+            f"{revision} (expected {baseline.api_version!r})"
+        )
+    layer = _str_field(meta, "layer", path_json)
+    if layer not in LAYERS:
+        raise ContractError(f"{path_json}: layer {layer!r} is not one of {LAYERS}")
+
+    sdk = meta["sdk_baseline"]
+    if type(sdk) is not dict or set(sdk) != {"name", "version"}:
+        raise ContractError(f"{path_json}: sdk_baseline must be {{'name': ..., 'version': ...}}")
+    if (sdk["name"], sdk["version"]) != (baseline.sdk_name, baseline.sdk_version):
+        raise ContractError(
+            f"{path_json}: sdk_baseline {sdk['name']!r} {sdk['version']!r} does not match "
+            f"revision {revision} ({baseline.sdk_name} {baseline.sdk_version})"
+        )
+
+    date_text = _str_field(meta, "review_date", path_json)
+    try:
+        if not _ISO_DATE.fullmatch(date_text):
+            raise ValueError(date_text)
+        review_date = datetime.date.fromisoformat(date_text)
+    except ValueError as exc:
+        raise ContractError(f"{path_json}: review_date {date_text!r} is not YYYY-MM-DD") from exc
+
+    urls = meta["source_urls"]
+    if type(urls) is not list or not urls or any(type(u) is not str for u in urls):
+        raise ContractError(f"{path_json}: source_urls must be a non-empty list of strings")
+    for url in urls:
+        validate_source_url(url, provider=provider, allow_local_source_urls=allow_local_source_urls)
+
+    description = meta.get("description")
+    if description is not None and type(description) is not str:
+        raise ContractError(f"{path_json}: description must be a string")
+    expected = meta.get("expected")
+    if expected is not None and type(expected) is not dict:
+        raise ContractError(f"{path_json}: expected must be a JSON object")
+
+    data = _read(path_sse, DEFAULT_LIMITS.max_stream_bytes)
+    if layer == "wire-sse":
+        _decode_wire(data, path_sse)
+    elif layer == "event-dicts":
+        _decode_lines(data, path_sse)
+    else:
+        _decode_body(data, path_sse)
+
+    return Fixture(
+        name=name,
+        path_sse=path_sse,
+        path_json=path_json,
+        provider=provider,
+        api_family=family,
+        api_version=api_version,
+        contract_revision=revision,
+        layer=layer,
+        sdk_name=baseline.sdk_name,
+        sdk_version=baseline.sdk_version,
+        review_date=review_date,
+        source_urls=tuple(urls),
+        description=description,
+        expected_raw=expected,
+        data=data,
+    )
+
+
+def load_fixtures(
+    directory: str | os.PathLike[str], *, allow_local_source_urls: bool = False
+) -> tuple[Fixture, ...]:
+    """Load every fixture in ``directory`` (not recursive), sorted by name.
+
+    Every ``*.json`` needs its ``.sse`` and every ``*.sse`` its ``.json``; a directory
+    without fixtures is a :class:`~callgate.ContractError` (so a test cannot pass vacuously).
+    """
+    if not isinstance(directory, str | os.PathLike):
+        raise UsageError("fixture directory must be str or os.PathLike")
+    root = Path(directory)
+    if not root.is_dir():
+        raise ContractError(f"{root}: not a fixture directory")
+    json_stems = {p.name[: -len(".json")] for p in root.glob("*.json") if p.is_file()}
+    sse_stems = {p.name[: -len(".sse")] for p in root.glob("*.sse") if p.is_file()}
+    orphans = sorted(sse_stems - json_stems)
+    if orphans:
+        raise ContractError(f"{root}: .sse files without metadata: {orphans}")
+    if not json_stems:
+        raise ContractError(f"{root}: no fixtures")
+    return tuple(
+        load_fixture(root / f"{stem}.json", allow_local_source_urls=allow_local_source_urls)
+        for stem in sorted(json_stems)
+    )
