@@ -1,0 +1,23 @@
+"""OpenAI Responses: a strict stream parser with a terminal gate, and continuation builders.
+
+Wire facts follow the official ``openai`` Python SDK of the chosen contract baseline (see
+:mod:`callgate.contracts`); the package imports only callgate's kernel.
+"""
+
+from ._continuation import build_stateful_continuation, build_stateless_continuation
+from ._parser import Parser, parse_stream
+from ._response import parse_response
+from ._state import State
+from ._turn import FunctionCall, ProviderErrorInfo, Turn
+
+__all__ = [
+    "FunctionCall",
+    "Parser",
+    "ProviderErrorInfo",
+    "State",
+    "Turn",
+    "build_stateful_continuation",
+    "build_stateless_continuation",
+    "parse_response",
+    "parse_stream",
+]
