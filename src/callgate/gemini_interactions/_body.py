@@ -1,0 +1,192 @@
+"""Non-streaming Interaction bodies (``interactions.create`` / ``interactions.get``) -> Turn.
+
+The two sources differ in where the history boundary is (``contracts/gemini.md`` §4):
+``POST /interactions`` returns only the model-generated steps, ``GET /interactions/{id}``
+returns the whole timeline with the initial ``user_input`` first. A create body that holds
+input steps, or a GET body that does not start with ``user_input``, is refused rather
+than guessed at: the stateless builder relies on this boundary to supplement history
+exactly once.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from .._digest import canonical_bytes
+from .._errors import CallgateError, LimitExceededError, SchemaError, SequenceError, UsageError
+from .._json import loads_strict
+from .._limits import DEFAULT_LIMITS, Limits
+from ..contracts import CURRENT_REVISION
+from ._assembly import check_step
+from ._checks import PROVIDER, check_limits_and_revision
+from ._events import CLIENT_STEP, INPUT_STEPS, baseline_steps
+from ._turn import FunctionCall, Turn, make_turn, release_calls
+
+__all__ = ["parse_interaction", "parse_response"]
+
+
+def _decode(obj: Any, limits: Limits) -> dict[str, Any]:
+    if isinstance(obj, bytes | bytearray | memoryview | str):
+        body = loads_strict(obj, limits=limits)
+    elif type(obj) is dict:
+        try:
+            text = canonical_bytes(obj)
+        except UsageError as exc:
+            raise SchemaError(f"body is not a JSON value: {exc.message}") from None
+        body = loads_strict(text, limits=limits)  # a private copy, bounded like wire bytes
+    else:
+        raise SchemaError(f"an Interaction body must be a JSON object, not {type(obj).__name__}")
+    if type(body) is not dict:
+        raise SchemaError("an Interaction body must be a JSON object")
+    return body
+
+
+class _Partial:
+    """What was validated so far, for the partial turn attached to an error."""
+
+    __slots__ = ("id", "status", "steps", "usage")
+
+    def __init__(self) -> None:
+        self.id = ""
+        self.status = ""
+        self.steps: list[dict[str, Any]] = []
+        self.usage: dict[str, Any] | None = None
+
+
+def _pending_calls(
+    steps: list[dict[str, Any]], source: str, limits: Limits
+) -> tuple[FunctionCall, ...]:
+    """Function calls not answered inside the body, in body order; checks pairing."""
+    open_calls: dict[str, FunctionCall] = {}
+    answered: set[str] = set()
+    for step in steps:
+        kind = step["type"]
+        if kind == CLIENT_STEP:
+            call_id = step["id"]
+            if call_id in open_calls or call_id in answered:
+                raise SequenceError(f"duplicate function_call id {call_id!r}")
+            args = step.get("arguments")
+            if type(args) is not dict:
+                raise SchemaError("function_call 'arguments' must be a JSON object")
+            if len(open_calls) + len(answered) >= limits.max_calls_per_turn:
+                raise LimitExceededError(
+                    "too many function calls in one turn",
+                    limit="max_calls_per_turn",
+                    bound=limits.max_calls_per_turn,
+                    observed=len(open_calls) + len(answered) + 1,
+                )
+            open_calls[call_id] = FunctionCall(call_id, step["name"], args, step)
+        elif kind == "function_result" and source == "get":
+            call_id = step["call_id"]
+            call = open_calls.pop(call_id, None)
+            if call is None:
+                raise SequenceError(
+                    f"function_result for {call_id!r} answers no earlier, unanswered "
+                    "function_call in this body"
+                )
+            name = step.get("name")
+            if name is not None and name != call.name:
+                raise SequenceError(f"function_result name {name!r} is not {call.name!r}")
+            answered.add(call_id)
+    return tuple(open_calls.values())
+
+
+def parse_interaction(
+    obj: dict[str, Any] | bytes | bytearray | memoryview | str,
+    *,
+    source: Literal["create", "get"],
+    limits: Limits = DEFAULT_LIMITS,
+    baseline: str = CURRENT_REVISION,
+) -> Turn:
+    """Parse a non-streaming Interaction body into a :class:`Turn` (``origin=source``).
+
+    ``obj`` is the decoded JSON object (copied; the caller's dict is not kept) or its raw
+    bytes/str. ``source="create"``: the body of ``POST /interactions`` (model steps only;
+    an input step in it is a :class:`~callgate.SequenceError`). ``source="get"``: the body
+    of ``GET /interactions/{id}`` (history first: the first step must be ``user_input``;
+    calls answered by a later ``function_result`` in the body are history, not pending).
+
+    The terminal gate is the stream's: ``requires_action`` releases the pending calls,
+    ``completed`` releases none (a pending call in it is a SequenceError), failed statuses
+    raise :class:`~callgate.ProviderError`, anything else
+    :class:`~callgate.UnsupportedProviderState`. Other protocol errors: SchemaError,
+    JSONError, LimitExceededError. Errors carry ``turn`` (a partial turn, ``calls == ()``).
+    A bad ``source``, ``limits`` or ``baseline`` raises :class:`~callgate.UsageError`.
+    """
+    check_limits_and_revision(limits, baseline)
+    if source not in ("create", "get"):
+        raise UsageError(f"source must be 'create' or 'get', got {source!r}")
+    partial = _Partial()
+    try:
+        body = _decode(obj, limits)
+        interaction_id, status = body.get("id"), body.get("status")
+        if type(interaction_id) is not str or not interaction_id:
+            raise SchemaError("interaction needs a non-empty string 'id'")
+        if type(status) is not str:
+            raise SchemaError("interaction needs a string 'status'")
+        partial.id, partial.status = interaction_id, status
+        usage = body.get("usage")
+        if usage is not None and type(usage) is not dict:
+            raise SchemaError("interaction 'usage' must be an object")
+        partial.usage = usage
+        raw_steps = body.get("steps")
+        if raw_steps is None:
+            raw_steps = []
+        if type(raw_steps) is not list:
+            raise SchemaError("interaction 'steps' must be a list")
+        if len(raw_steps) > limits.max_items_per_turn:
+            raise LimitExceededError(
+                "too many steps in one turn",
+                limit="max_items_per_turn",
+                bound=limits.max_items_per_turn,
+                observed=len(raw_steps),
+            )
+        known = baseline_steps(baseline)
+        for position, step in enumerate(raw_steps):
+            kind = check_step(step, known, baseline)
+            if source == "create" and kind in INPUT_STEPS:
+                raise SequenceError(
+                    f"a create body holds a {kind} step: it must hold model steps only"
+                )
+            if source == "get" and position == 0 and kind != "user_input":
+                raise SequenceError("a GET body's history must start with user_input")
+            partial.steps.append(step)
+        pending = _pending_calls(partial.steps, source, limits)
+        calls = release_calls(status, pending, body.get("errors"))
+        return _turn(partial, calls, source, baseline)
+    except CallgateError as exc:
+        if exc.provider is None:
+            exc.provider = PROVIDER
+        if exc.turn is None:
+            try:
+                exc.turn = _turn(partial, (), source, baseline)
+            except CallgateError:
+                exc.turn = None
+        raise
+
+
+def _turn(partial: _Partial, calls: tuple[FunctionCall, ...], source: str, baseline: str) -> Turn:
+    try:
+        return make_turn(
+            interaction_id=partial.id,
+            status=partial.status,
+            steps=tuple(partial.steps),
+            calls=calls,
+            usage=partial.usage,
+            origin=source,
+            revision=baseline,
+        )
+    except UsageError as exc:
+        raise SchemaError(f"turn cannot be canonicalised: {exc.message}") from None
+
+
+def parse_response(
+    obj: dict[str, Any] | bytes | bytearray | memoryview | str,
+    *,
+    source: Literal["create", "get"] = "create",
+    limits: Limits = DEFAULT_LIMITS,
+    baseline: str = CURRENT_REVISION,
+) -> Turn:
+    """:func:`parse_interaction` under the name every protocol package exposes
+    (``source`` defaults to ``"create"``). Raises exactly what it raises."""
+    return parse_interaction(obj, source=source, limits=limits, baseline=baseline)

@@ -1,0 +1,312 @@
+"""Continuation builders: (turn, results, explicit config) -> the next create request body.
+
+Both builders are pure: they return a new JSON-ready dict and never mutate their inputs
+(caller data is deep-copied). Nothing is inherited implicitly: ``previous_interaction_id``
+carries the conversation but none of the tools, system instruction, generation config or
+response format (``contracts/gemini.md`` §5), so each is re-sent from the caller's
+explicit arguments, and ``store`` is always explicit because Interactions default to
+storing, with a retention that is a privacy decision.
+
+Preconditions checked by both (a failure is :class:`~callgate.ContinuationError` unless
+noted): ``turn`` is a :class:`Turn` whose digest still matches its content and whose calls
+are its own ``function_call`` steps; it ended in ``requires_action`` with calls; results
+bind to the calls exactly (:class:`~callgate.BindingError`); every function name observed
+in the request's steps is declared in ``tools``; declarations have OpenAI-only fields
+such as ``strict`` refused. Arguments of the wrong Python type raise
+:class:`~callgate.UsageError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .._digest import canonical_bytes
+from .._errors import CallgateError, ContinuationError, UsageError
+from .._json import loads_strict
+from .._results import ToolResult, bind_results
+from ..contracts import REVISIONS
+from ._assembly import check_step
+from ._events import CLIENT_STEP, baseline_steps
+from ._turn import ORIGINS, Turn, turn_digest
+
+__all__ = ["build_stateful_continuation", "build_stateless_continuation"]
+
+_FUNCTION_KEYS = frozenset(
+    {"type", "name", "description", "parameters", "short_description", "defer_loading"}
+)
+_FOREIGN_FORMATS = frozenset({"json_schema", "json_object"})  # OpenAI's spellings
+
+
+def _copy_json(value: Any, what: str) -> Any:
+    """A deep, plain-JSON copy of caller data (UsageError if it is not JSON)."""
+    try:
+        return loads_strict(canonical_bytes(value))
+    except UsageError as exc:
+        raise UsageError(f"{what} is not a JSON value: {exc.message}") from None
+
+
+def _check_turn(turn: Any) -> Turn:
+    if not isinstance(turn, Turn):
+        raise UsageError(f"turn must be a gemini_interactions.Turn, not {type(turn).__name__}")
+    try:
+        digest = turn_digest(turn)
+    except UsageError:
+        digest = ""
+    if digest != turn.digest:
+        raise ContinuationError("the turn was modified after parsing (digest mismatch)")
+    if turn.origin not in ORIGINS or turn.revision not in REVISIONS:
+        raise ContinuationError("the turn has an unknown origin or contract revision")
+    if turn.status != "requires_action" or not turn.calls:
+        raise ContinuationError(
+            f"only a requires_action turn with function calls can be continued "
+            f"(status {turn.status!r}, {len(turn.calls)} call(s))"
+        )
+    for call in turn.calls:
+        step = call.step
+        if (
+            not any(step is own for own in turn.steps)
+            or step.get("type") != CLIENT_STEP
+            or step.get("id") != call.call_id
+            or step.get("name") != call.name
+            or step.get("arguments") != call.arguments
+        ):
+            raise ContinuationError(f"call {call.call_id!r} is not bound to its turn's steps")
+    return turn
+
+
+def _check_tools(tools: Any) -> tuple[list[Any], set[str]]:
+    if isinstance(tools, str | bytes) or not isinstance(tools, Sequence):
+        raise UsageError("tools must be a list of tool declarations")
+    copied = _copy_json(list(tools), "tools")
+    names: set[str] = set()
+    for tool in copied:
+        if type(tool) is not dict or type(tool.get("type")) is not str:
+            raise ContinuationError("every tool must be an object with a string 'type'")
+        if tool["type"] != "function":
+            continue
+        if "strict" in tool:
+            raise ContinuationError(
+                "a Gemini function declaration has no 'strict' field (that is OpenAI's)"
+            )
+        extra = sorted(set(tool) - _FUNCTION_KEYS)
+        if extra:
+            raise ContinuationError(f"function declaration has unknown field(s) {extra}")
+        name = tool.get("name")
+        if type(name) is not str or not name:
+            raise ContinuationError("a function declaration needs a non-empty 'name'")
+        if "parameters" in tool and type(tool["parameters"]) is not dict:
+            raise ContinuationError(f"function {name!r}: 'parameters' must be a JSON Schema object")
+        if name in names:
+            raise ContinuationError(f"function {name!r} is declared twice")
+        names.add(name)
+    return copied, names
+
+
+def _check_response_format(response_format: Any) -> Any:
+    copied = _copy_json(response_format, "response_format")
+    entries = copied if type(copied) is list else [copied]
+    for entry in entries:
+        if type(entry) is not dict or type(entry.get("type")) is not str:
+            raise ContinuationError("response_format entries must be objects with a 'type'")
+        if entry["type"] in _FOREIGN_FORMATS or "json_schema" in entry:
+            raise ContinuationError(
+                "a JSON answer is {'type': 'text', 'mime_type': 'application/json', "
+                "'schema': ...}, not OpenAI's json_schema"
+            )
+        if "schema" in entry and type(entry["schema"]) is not dict:
+            raise ContinuationError("response_format 'schema' must be a JSON Schema object")
+    return copied
+
+
+def _request(
+    model: Any,
+    tools: list[Any],
+    system_instruction: Any,
+    generation_config: Any,
+    response_format: Any,
+) -> dict[str, Any]:
+    if type(model) is not str or not model:
+        raise UsageError("model must be a non-empty str")
+    request: dict[str, Any] = {"model": model}
+    if system_instruction is not None:
+        if type(system_instruction) is not str:
+            raise UsageError("system_instruction must be a str (Interactions take plain text)")
+        request["system_instruction"] = system_instruction
+    request["tools"] = tools
+    if generation_config is not None:
+        if type(generation_config) is not dict:
+            raise UsageError("generation_config must be a dict")
+        request["generation_config"] = _copy_json(generation_config, "generation_config")
+    if response_format is not None:
+        request["response_format"] = _check_response_format(response_format)
+    return request
+
+
+def _result_steps(turn: Turn, results: Iterable[ToolResult]) -> list[dict[str, Any]]:
+    bound = bind_results([call.call_id for call in turn.calls], results)
+    steps: list[dict[str, Any]] = []
+    for call, result in zip(turn.calls, bound, strict=True):
+        step: dict[str, Any] = {
+            "type": "function_result",
+            "call_id": call.call_id,
+            "name": call.name,
+            "result": _copy_json(result.output, "result output"),
+        }
+        if result.is_error:
+            step["is_error"] = True
+        steps.append(step)
+    return steps
+
+
+def _check_declared(steps: Iterable[dict[str, Any]], declared: set[str]) -> None:
+    for step in steps:
+        if step.get("type") == CLIENT_STEP and step.get("name") not in declared:
+            raise ContinuationError(
+                f"function {step.get('name')!r} was called but is not declared in tools"
+            )
+
+
+def build_stateful_continuation(
+    turn: Turn,
+    results: Iterable[ToolResult],
+    *,
+    previous_interaction_was_stored: bool,
+    store: bool,
+    model: str,
+    tools: Sequence[dict[str, Any]],
+    system_instruction: str | None = None,
+    generation_config: dict[str, Any] | None = None,
+    response_format: dict[str, Any] | list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The next request continuing ``turn`` by ``previous_interaction_id``.
+
+    ``previous_interaction_was_stored`` must be ``True``: the caller's proof that the prior
+    Interaction was stored and can be referenced (it is not sent). ``store`` is the new
+    Interaction's own explicit choice. ``input`` holds one ``function_result`` step per call,
+    in call order. Raises as described in the module docstring; inputs are never mutated.
+    """
+    turn = _check_turn(turn)
+    if previous_interaction_was_stored is not True:
+        raise ContinuationError(
+            "previous_interaction_id needs a stored prior Interaction; pass "
+            "previous_interaction_was_stored=True only when it was stored"
+        )
+    if type(store) is not bool:
+        raise UsageError("store must be an explicit bool")
+    copied_tools, declared = _check_tools(tools)
+    _check_declared(turn.steps, declared)
+    request = _request(model, copied_tools, system_instruction, generation_config, response_format)
+    request["previous_interaction_id"] = turn.interaction_id
+    request["store"] = store
+    request["input"] = _result_steps(turn, results)
+    return request
+
+
+def _replayable(turn: Turn) -> list[dict[str, Any]]:
+    opaque = set(turn.opaque)
+    for position, step in enumerate(turn.steps):
+        kind = step.get("type")
+        if position in opaque:
+            raise ContinuationError(
+                f"step {position} ({kind}) is not provably complete and cannot be replayed"
+            )
+        if kind == "thought" and not (type(step.get("signature")) is str and step["signature"]):
+            raise ContinuationError(f"thought step {position} has no signature to replay")
+    copied: list[dict[str, Any]] = _copy_json(list(turn.steps), "turn steps")
+    return copied
+
+
+def _check_prior(prior: Any, revision: str) -> list[dict[str, Any]]:
+    if isinstance(prior, str | bytes) or not isinstance(prior, Sequence) or not prior:
+        raise ContinuationError("prior_input_steps must be a non-empty list of steps")
+    copied: list[dict[str, Any]] = _copy_json(list(prior), "prior_input_steps")
+    known = baseline_steps(revision)
+    for position, step in enumerate(copied):
+        try:
+            kind = check_step(step, known, revision)
+        except CallgateError as exc:
+            raise ContinuationError(f"prior input step {position}: {exc.message}") from None
+        if position == 0 and kind != "user_input":
+            raise ContinuationError("prior_input_steps must start with user_input")
+        if kind == "function_result" and type(step.get("name")) is not str:
+            raise ContinuationError(f"prior function_result {position} needs its 'name'")
+        if kind == "thought" and not (type(step.get("signature")) is str and step["signature"]):
+            raise ContinuationError(f"prior thought step {position} has no signature")
+    return copied
+
+
+def _check_pairing(steps: list[dict[str, Any]]) -> None:
+    """Every function_call answered by exactly one later function_result of its name."""
+    waiting: dict[str, str] = {}
+    seen: set[str] = set()
+    for step in steps:
+        kind = step.get("type")
+        if kind == CLIENT_STEP:
+            call_id = step["id"]
+            if call_id in seen:
+                raise ContinuationError(f"call id {call_id!r} appears twice in the history")
+            seen.add(call_id)
+            waiting[call_id] = step["name"]
+        elif kind == "function_result":
+            call_id = step["call_id"]
+            name = waiting.pop(call_id, None)
+            if name is None:
+                raise ContinuationError(f"function_result {call_id!r} answers no earlier call")
+            if step.get("name", name) != name:
+                raise ContinuationError(f"function_result {call_id!r} names another function")
+    if waiting:
+        raise ContinuationError(f"call(s) {sorted(waiting)} have no result in the history")
+
+
+def build_stateless_continuation(
+    turn: Turn,
+    results: Iterable[ToolResult],
+    *,
+    snapshot_source: str,
+    prior_input_steps: Sequence[dict[str, Any]] | None = None,
+    model: str,
+    tools: Sequence[dict[str, Any]],
+    system_instruction: str | None = None,
+    generation_config: dict[str, Any] | None = None,
+    response_format: dict[str, Any] | list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The next request replaying the whole conversation as one step array, ``store: false``.
+
+    ``snapshot_source`` must name the turn's origin (``"stream"``, ``"create"`` or
+    ``"get"``). A stream or create snapshot holds model steps only and must be supplemented
+    with ``prior_input_steps`` (starting with ``user_input``; every earlier call paired with
+    exactly one result of the same name); a GET snapshot already holds its history and must
+    not be supplemented again. ``input`` = history + the turn's steps + one
+    ``function_result`` per call. Only provably complete steps are replayed: an opaque step
+    or a thought without its signature is a ContinuationError. Raises as described in the
+    module docstring; inputs are never mutated.
+    """
+    turn = _check_turn(turn)
+    if snapshot_source not in ORIGINS:
+        raise UsageError(f"snapshot_source must be one of {ORIGINS}, got {snapshot_source!r}")
+    if snapshot_source != turn.origin:
+        raise ContinuationError(
+            f"snapshot_source {snapshot_source!r} does not match the turn's origin {turn.origin!r}"
+        )
+    if turn.origin == "get":
+        if prior_input_steps is not None:
+            raise ContinuationError(
+                "a GET snapshot already holds its input history; supplementing it again "
+                "would replay the history twice"
+            )
+        history: list[dict[str, Any]] = []
+    else:
+        if prior_input_steps is None:
+            raise ContinuationError(
+                f"a {turn.origin} snapshot holds model steps only; pass prior_input_steps"
+            )
+        history = _check_prior(prior_input_steps, turn.revision)
+    copied_tools, declared = _check_tools(tools)
+    steps = history + _replayable(turn) + _result_steps(turn, results)
+    _check_pairing(steps)
+    _check_declared(steps, declared)
+    request = _request(model, copied_tools, system_instruction, generation_config, response_format)
+    request["store"] = False
+    request["input"] = steps
+    return request

@@ -1,0 +1,169 @@
+"""Scripted turn -> Gemini Interactions v1 wire events (used by the demo and the mock server).
+
+Order as in the documented REST stream: ``interaction.created`` →
+``interaction.status_update`` → per step ``step.start`` / ``step.delta``* / ``step.stop`` →
+``interaction.completed`` carrying the authoritative status. Every event has an
+``event_id`` that is deterministic from the interaction id and the event's position, so a
+stream can be resumed with ``last_event_id``. ``interleave=True`` opens every function
+call first and streams their ``arguments_delta`` round-robin.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from .._errors import UsageError
+from .._json import loads_strict
+from ..sse import ServerSentEvent, encode_event
+
+Splitter = Callable[[str], list[str]]
+"""Turns a text into the pieces streamed as deltas (a chunk plan)."""
+
+__all__ = ["encode_sse", "render_interaction", "render_turn"]
+
+_CREATED_AT = "2026-01-01T00:00:00Z"
+
+
+def _whole(text: str) -> list[str]:
+    return [text] if text else []
+
+
+def _final_step(spec: Mapping[str, Any]) -> dict[str, Any]:
+    kind = spec["type"]
+    if kind == "model_output":
+        return {"type": "model_output", "content": [{"type": "text", "text": spec["text"]}]}
+    if kind == "thought":
+        step: dict[str, Any] = {"type": "thought", "signature": spec["signature"]}
+        if spec.get("summary"):
+            step["summary"] = [{"type": "text", "text": spec["summary"]}]
+        return step
+    if kind == "function_call":
+        return {
+            "type": "function_call",
+            "id": spec["id"],
+            "name": spec["name"],
+            "arguments": loads_strict(spec["arguments"]) if spec["arguments"] else {},
+        }
+    raise UsageError(f"cannot render a step of type {kind!r}")
+
+
+def _usage(usage: Mapping[str, int] | None) -> dict[str, int]:
+    given = dict(usage or {})
+    inp, out = given.get("total_input_tokens", 12), given.get("total_output_tokens", 34)
+    return {"total_input_tokens": inp, "total_output_tokens": out, "total_tokens": inp + out}
+
+
+def render_interaction(
+    *,
+    interaction_id: str,
+    model: str,
+    steps: Sequence[Mapping[str, Any]],
+    status: str,
+    usage: Mapping[str, int] | None = None,
+) -> dict[str, Any]:
+    """The Interaction object as a non-streaming create returns it (model steps only)."""
+    return {
+        "id": interaction_id,
+        "object": "interaction",
+        "model": model,
+        "status": status,
+        "created": _CREATED_AT,
+        "updated": _CREATED_AT,
+        "steps": [_final_step(spec) for spec in steps],
+        "usage": _usage(usage),
+    }
+
+
+def render_turn(
+    *,
+    interaction_id: str,
+    model: str,
+    steps: Sequence[Mapping[str, Any]],
+    status: str,
+    split: Splitter = _whole,
+    interleave: bool = False,
+    usage: Mapping[str, int] | None = None,
+) -> list[dict[str, Any]]:
+    """Wire events (dicts) for one scripted interaction turn.
+
+    ``steps`` are specs: ``{"type": "model_output", "text"}``, ``{"type": "thought",
+    "signature", "summary"?}``, ``{"type": "function_call", "id", "name", "arguments"}``
+    (the exact JSON text streamed as ``arguments_delta``). ``status`` is the terminal
+    status (``requires_action`` for a tool turn, ``completed`` for a final answer, ...).
+    Raises :class:`UsageError` for an unknown step type.
+    """
+    events: list[dict[str, Any]] = []
+
+    def emit(kind: str, **fields: Any) -> None:
+        eid = f"{interaction_id}:{len(events)}"
+        events.append({"event_type": kind, "event_id": eid, **fields})
+
+    shell = {"id": interaction_id, "status": "in_progress", "model": model, "object": "interaction"}
+    emit("interaction.created", interaction=shell)
+    emit("interaction.status_update", interaction_id=interaction_id, status="in_progress")
+    calls = [(i, s) for i, s in enumerate(steps) if s["type"] == "function_call"]
+    interleaved = interleave and len(calls) > 1
+    for index, spec in enumerate(steps):
+        if interleaved and spec["type"] == "function_call":
+            continue
+        _emit_step(emit, index, spec, split)
+    if interleaved:
+        for index, spec in calls:
+            emit("step.start", index=index, step={**_final_step(spec), "arguments": {}})
+        streams = [(i, iter(split(s["arguments"]))) for i, s in calls]
+        for index, piece in _round_robin(streams):
+            emit("step.delta", index=index, delta={"type": "arguments_delta", "arguments": piece})
+        for index, _ in calls:
+            emit("step.stop", index=index)
+    final = {**shell, "status": status, "usage": _usage(usage), "updated": _CREATED_AT}
+    emit("interaction.completed", interaction=final)
+    return events
+
+
+def _emit_step(emit: Any, index: int, spec: Mapping[str, Any], split: Splitter) -> None:
+    kind = spec["type"]
+    if kind == "model_output":
+        emit("step.start", index=index, step={"type": "model_output"})
+        for piece in split(spec["text"]):
+            emit("step.delta", index=index, delta={"type": "text", "text": piece})
+    elif kind == "thought":
+        emit("step.start", index=index, step={"type": "thought"})
+        if spec.get("summary"):
+            content = {"type": "text", "text": spec["summary"]}
+            emit("step.delta", index=index, delta={"type": "thought_summary", "content": content})
+        delta = {"type": "thought_signature", "signature": spec["signature"]}
+        emit("step.delta", index=index, delta=delta)
+    elif kind == "function_call":
+        emit("step.start", index=index, step={**_final_step(spec), "arguments": {}})
+        for piece in split(spec["arguments"]):
+            emit("step.delta", index=index, delta={"type": "arguments_delta", "arguments": piece})
+    else:
+        raise UsageError(f"cannot render a step of type {kind!r}")
+    emit("step.stop", index=index)
+
+
+def _round_robin(streams: list[tuple[int, Iterator[str]]]) -> Iterator[tuple[int, str]]:
+    live = list(streams)
+    while live:
+        still = []
+        for index, pieces in live:
+            piece = next(pieces, None)
+            if piece is not None:
+                yield index, piece
+                still.append((index, pieces))
+        live = still
+
+
+def encode_sse(events: Sequence[Mapping[str, Any]]) -> bytes:
+    """SSE bytes: ``event: <event_type>`` plus one compact JSON ``data:`` line per event."""
+    return b"".join(
+        encode_event(
+            ServerSentEvent(
+                event=str(ev["event_type"]),
+                data=json.dumps(ev, separators=(",", ":"), ensure_ascii=False),
+            )
+        )
+        for ev in events
+    )

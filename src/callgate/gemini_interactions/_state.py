@@ -1,0 +1,75 @@
+"""Stream states and the legal transitions of one Interactions SSE stream.
+
+Theory of operation
+-------------------
+
+One streamed ``interactions.create(stream=True)`` response is one Interaction turn
+(``contracts/gemini.md`` §2, the docs' streaming example at
+https://ai.google.dev/gemini-api/docs/interactions/streaming):
+
+``interaction.created`` -> (``interaction.status_update`` | ``step.start`` | ``step.delta``
+| ``step.stop``)* -> ``interaction.completed`` -> optional ``data: [DONE]``.
+
+- Events are routed by the ``event_type`` inside the JSON; an SSE ``event:`` line, when
+  present, must agree with it (the SDK ignores the line, so a disagreement is drift).
+- ``interaction.status_update`` is optional and only informative; the authoritative
+  status is the one inside ``interaction.completed``.
+- ``index`` on step events associates ``step.start``/``step.delta``/``step.stop`` within
+  this stream only (the SDK's continuation hops restart it at 0, and streams omit the
+  echoed ``user_input``), so it is never a position in ``Interaction.steps``. The open
+  indexes are the per-step sub-state: a dict ``index -> accumulator`` in the parser.
+- ``event_id`` is a resume token (``GET ...?last_event_id=``); a client that resumes may
+  see an event twice. Same id and identical payload is ignored before routing; same id
+  with a different payload is a :class:`~callgate.SequenceError`.
+- ``error`` ends the turn with :class:`~callgate.ProviderError` from any state; ``[DONE]``
+  is legal only after the terminal; anything after ``[DONE]`` is illegal.
+
+Every ``(state, event_type)`` pair not in :data:`TRANSITIONS` is a
+:class:`~callgate.SequenceError` (an unknown ``event_type`` is
+:class:`~callgate.UnsupportedProviderState` before the table is consulted).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from ._events import COMPLETED, CREATED, DONE, ERROR, STATUS_UPDATE, STEP_DELTA, STEP_START
+from ._events import STEP_STOP as STOP
+
+__all__ = ["ROUTED", "TRANSITIONS", "State"]
+
+
+class State(enum.Enum):
+    """Where the stream is. The parser's own failed/finished flags sit beside this."""
+
+    START = "start"  # nothing seen yet; only interaction.created opens the turn
+    OPEN = "open"  # the turn is streaming steps
+    TERMINAL = "terminal"  # interaction.completed seen; only [DONE] (or an error) may follow
+    DONE = "done"  # [DONE] seen; nothing may follow
+
+
+#: Every event the parser routes: the seven JSON event types plus the ``[DONE]`` sentinel.
+ROUTED: tuple[str, ...] = (CREATED, STATUS_UPDATE, STEP_START, STEP_DELTA, STOP, COMPLETED)
+ROUTED += (ERROR, DONE)
+
+_S, _O, _T, _D = State.START, State.OPEN, State.TERMINAL, State.DONE
+
+#: ``(state, event_type) -> (handler name on the parser, next state)``.
+TRANSITIONS: Mapping[tuple[State, str], tuple[str, State]] = MappingProxyType(
+    {
+        (_S, CREATED): ("_on_created", _O),
+        (_S, ERROR): ("_on_error", _S),
+        (_S, DONE): ("_on_early_done", _S),
+        (_O, STATUS_UPDATE): ("_on_status_update", _O),
+        (_O, STEP_START): ("_on_step_start", _O),
+        (_O, STEP_DELTA): ("_on_step_delta", _O),
+        (_O, STOP): ("_on_step_stop", _O),
+        (_O, COMPLETED): ("_on_completed", _T),
+        (_O, ERROR): ("_on_error", _O),
+        (_O, DONE): ("_on_early_done", _O),
+        (_T, DONE): ("_on_done", _D),
+        (_T, ERROR): ("_on_error", _T),
+    }
+)
