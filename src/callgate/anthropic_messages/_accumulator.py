@@ -1,0 +1,414 @@
+"""Message accumulation: the transition handlers and the per-block accumulators.
+
+:class:`Accumulator` holds everything one Message stream builds up: the message fields, the
+finished blocks, and the single open block with its fragment list. Its ``_on_*`` methods are
+the handlers named in ``_state.TRANSITIONS``; the ``_d_*`` methods are the per-delta hot
+path (a type check, a bound check, an append). It knows nothing of bytes or SSE: the
+:class:`~callgate.anthropic_messages.Parser` subclass feeds it decoded objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+from .._digest import canonical_bytes
+from .._errors import (
+    CallgateError,
+    JSONError,
+    LimitExceededError,
+    ProviderError,
+    SchemaError,
+    SequenceError,
+    UnsupportedProviderState,
+    UsageError,
+)
+from .._json import loads_strict
+from .._limits import Limits
+from . import _events as ev
+from ._state import DONE, IN_BLOCK, START, STATE_NAMES, TRANSITIONS
+from ._turn import REASON_INVALID_JSON, REASON_LIMIT, REASON_NON_OBJECT, Turn, build_turn
+
+__all__ = ["Accumulator"]
+
+Handler = Callable[[dict[str, Any]], None]
+# Message fields a message_delta may not overwrite (usage is merged key by key).
+_PROTECTED = frozenset({"id", "role", "model", "content", "usage"})
+_EVENT_KEYS = frozenset({"type", "delta", "usage"})
+
+
+class Accumulator:
+    """The state of one Message being assembled (see the module docstring). Not public."""
+
+    __slots__ = (
+        "_baseline",
+        "_content",
+        "_deltas_by_kind",
+        "_limits",
+        "_message",
+        "_n_calls",
+        "_open_block",
+        "_open_deltas",
+        "_open_index",
+        "_open_kind",
+        "_part_size",
+        "_parts",
+        "_state",
+        "_table",
+        "_tool_ids",
+        "_tool_info",
+    )
+
+    def __init__(self, limits: Limits, baseline: str) -> None:
+        self._limits = limits
+        self._baseline = baseline
+        self._state = START
+        self._message: dict[str, Any] | None = None
+        self._content: list[dict[str, Any]] = []
+        self._tool_info: dict[int, tuple[str, str | None, str]] = {}
+        self._tool_ids: set[str] = set()
+        self._n_calls = 0
+        self._open_index = -1
+        self._open_block: dict[str, Any] = {}
+        self._open_kind = ""
+        self._parts: list[str] = []
+        self._part_size = 0
+        self._table: dict[tuple[int, str], tuple[Handler, int]] = {
+            key: (getattr(self, name), nxt) for key, (name, nxt) in TRANSITIONS.items()
+        }
+        self._deltas_by_kind: dict[str, dict[str, Handler]] = {
+            ev.TEXT: {"text_delta": self._d_text, "citations_delta": self._d_citation},
+            ev.THINKING: {"thinking_delta": self._d_thinking, "signature_delta": self._d_signature},
+            ev.TOOL_INPUT: {"input_json_delta": self._d_json},
+            ev.WHOLE: {},
+        }
+        self._open_deltas: dict[str, Handler] = {}
+
+    def _partial_turn(self) -> Turn | None:
+        if self._message is None:
+            return None
+        content = list(self._content)
+        if self._state == IN_BLOCK:
+            content.append(self._open_block)
+        try:
+            return build_turn(self._message, content, {}, complete=False, baseline=self._baseline)
+        except CallgateError:
+            return None
+
+    def _copy(self, value: Any) -> Any:
+        """A validated deep copy of a caller-supplied JSON value (SchemaError otherwise)."""
+        try:
+            return loads_strict(canonical_bytes(value), limits=self._limits)
+        except UsageError as exc:
+            raise SchemaError(f"event holds a value that is not JSON: {exc.message}") from None
+
+    def _illegal(self, t: object) -> NoReturn:
+        if type(t) is not str:
+            raise SchemaError("event has no string `type`")
+        if t not in ev.EVENT_TYPES:
+            raise UnsupportedProviderState(f"unknown event type {t[:80]!r}")
+        if self._state == DONE:
+            raise SequenceError(f"{t} after message_stop")
+        raise SequenceError(f"{t} is not legal in state {STATE_NAMES[self._state]}")
+
+    # -- transitions (names are in _state.TRANSITIONS) ----------------------------------
+
+    def _on_ping(self, obj: dict[str, Any]) -> None:
+        pass
+
+    def _on_error(self, obj: dict[str, Any]) -> None:
+        error = obj.get("error")
+        error = error if type(error) is dict else {}
+        etype, message = error.get("type"), error.get("message")
+        details = error.get("details")
+        code = details.get("error_code") if type(details) is dict else None
+        etype = etype if type(etype) is str else None
+        message = message if type(message) is str else None
+        raise ProviderError(
+            f"provider error in stream: {etype}: {message}",
+            error_type=etype,
+            error_code=code if type(code) is str else None,
+            provider_message=message,
+        )
+
+    def _on_message_start(self, obj: dict[str, Any]) -> None:
+        m = obj.get("message")
+        if type(m) is not dict:
+            raise SchemaError("message_start.message is not an object")
+        _need_str(m, "id", "message")
+        _need_str(m, "model", "message")
+        if m.get("type") != "message" or m.get("role") != "assistant":
+            raise SchemaError("message_start.message must have type 'message', role 'assistant'")
+        if m.get("content") != [] or type(m.get("content")) is not list:
+            raise SchemaError("message_start.message.content must be an empty list")
+        if m.get("stop_reason") is not None:
+            raise SchemaError("message_start.message.stop_reason must be null")
+        _check_opt_str(m, "stop_sequence", "message")
+        usage = m.get("usage")
+        if type(usage) is not dict:
+            raise SchemaError("message_start.message.usage is not an object")
+        for key in ("input_tokens", "output_tokens"):
+            if type(usage.get(key)) is not int:
+                raise SchemaError(f"message_start usage.{key} is not an int")
+        message = {k: v for k, v in m.items() if k != "content"}
+        message.setdefault("stop_reason", None)
+        message.setdefault("stop_sequence", None)
+        self._message = message
+
+    def _on_block_start(self, obj: dict[str, Any]) -> None:
+        index = obj.get("index")
+        expected = len(self._content)
+        if type(index) is not int or index != expected:
+            raise SequenceError(f"content_block_start index {index!r}; expected {expected}")
+        limits = self._limits
+        if expected >= limits.max_items_per_turn:
+            raise LimitExceededError(
+                "too many content blocks",
+                limit="max_items_per_turn",
+                bound=limits.max_items_per_turn,
+                observed=expected + 1,
+            )
+        block = obj.get("content_block")
+        if type(block) is not dict:
+            raise SchemaError("content_block_start.content_block is not an object")
+        btype = block.get("type")
+        if type(btype) is not str:
+            raise SchemaError("content block has no string `type`")
+        spec = ev.BLOCKS.get(btype)
+        if spec is None:
+            _unknown_block(btype)
+        for field, kind in spec.required:
+            if field not in block or (kind is not object and type(block[field]) is not kind):
+                raise SchemaError(f"{btype} block: `{field}` is missing or not a {kind.__name__}")
+        if spec.kind == ev.TOOL_INPUT:
+            self._check_tool_block(block, btype)
+        elif spec.kind == ev.THINKING:
+            _check_opt_str(block, "signature", "thinking block")
+        elif spec.kind == ev.TEXT and type(block.get("citations", [])) not in (list, type(None)):
+            raise SchemaError("text block: `citations` is not a list")
+        self._open_index = index
+        self._open_block = block
+        self._open_kind = spec.kind
+        self._open_deltas = self._deltas_by_kind[spec.kind]
+        self._parts = []
+        text = block.get("text") if spec.kind == ev.TEXT else block.get("thinking")
+        self._part_size = len(text) if type(text) is str else 0
+
+    def _check_tool_block(self, block: dict[str, Any], btype: str) -> None:
+        if not block["id"] or not block["name"]:
+            raise SchemaError(f"{btype} block: `id` and `name` must be non-empty")
+        if block["id"] in self._tool_ids:
+            raise SequenceError(f"{btype} id {block['id'][:80]!r} is used twice in the turn")
+        self._tool_ids.add(block["id"])
+        if btype == ev.CLIENT_TOOL_BLOCK:
+            bound = self._limits.max_calls_per_turn
+            if self._n_calls >= bound:
+                raise LimitExceededError(
+                    "too many tool_use blocks",
+                    limit="max_calls_per_turn",
+                    bound=bound,
+                    observed=self._n_calls + 1,
+                )
+            self._n_calls += 1
+
+    def _on_block_delta(self, obj: dict[str, Any]) -> None:
+        index = obj.get("index")
+        if type(index) is not int or index != self._open_index:
+            raise SequenceError(
+                f"content_block_delta for index {index!r}; the open block is {self._open_index}"
+            )
+        delta = obj.get("delta")
+        if type(delta) is not dict:
+            raise SchemaError("content_block_delta.delta is not an object")
+        dtype = delta.get("type")
+        handler = self._open_deltas.get(dtype) if type(dtype) is str else None
+        if handler is None:
+            self._bad_delta(dtype)
+        handler(delta)
+
+    def _bad_delta(self, dtype: object) -> NoReturn:
+        btype = self._open_block.get("type")
+        if type(dtype) is not str:
+            raise SchemaError("delta has no string `type`")
+        if dtype in ev.KNOWN_UNSUPPORTED_DELTAS:
+            raise UnsupportedProviderState(f"delta type {dtype!r} is not supported")
+        if dtype in ev.ALL_DELTAS:
+            raise SequenceError(f"{dtype} does not fit a {btype} block")
+        raise UnsupportedProviderState(f"unknown delta type {dtype[:80]!r}")
+
+    def _on_block_stop(self, obj: dict[str, Any]) -> None:
+        index = obj.get("index")
+        if type(index) is not int or index != self._open_index:
+            raise SequenceError(
+                f"content_block_stop for index {index!r}; the open block is {self._open_index}"
+            )
+        block, kind, parts = self._open_block, self._open_kind, self._parts
+        if kind == ev.TEXT:
+            if parts:
+                block["text"] += "".join(parts)
+        elif kind == ev.THINKING:
+            if parts:
+                block["thinking"] += "".join(parts)
+            signature = block.get("signature")
+            if type(signature) is not str or not signature:
+                raise SchemaError("thinking block closed without a signature")
+        elif kind == ev.TOOL_INPUT:
+            self._finish_tool_input(block, index)
+        self._content.append(block)
+        self._open_index = -1
+        self._open_block = {}
+        self._parts = []
+
+    def _finish_tool_input(self, block: dict[str, Any], index: int) -> None:
+        text = "".join(self._parts)
+        failure: str | None = None
+        detail = ""
+        # No fragments, or only empty ones: the start's input (a zero-argument `{}`) stands.
+        if text:
+            if block["input"]:
+                raise SchemaError("tool input given both in content_block_start and as deltas")
+            try:
+                value = loads_strict(text, limits=self._limits)
+            except LimitExceededError as exc:
+                failure, detail = REASON_LIMIT, str(exc)
+            except JSONError as exc:
+                failure, detail = REASON_INVALID_JSON, str(exc)
+            else:
+                if type(value) is dict:
+                    block["input"] = value
+                else:
+                    failure = REASON_NON_OBJECT
+                    detail = f"tool input is a JSON {type(value).__name__}, not an object"
+        if block["type"] != ev.CLIENT_TOOL_BLOCK:
+            if failure is not None:
+                # A provider-side call with broken input cannot be replayed faithfully.
+                raise SchemaError(f"{block['type']} input is not a strict JSON object: {detail}")
+            return
+        self._tool_info[index] = (text, failure, detail)
+
+    def _on_message_delta(self, obj: dict[str, Any]) -> None:
+        delta, usage = obj.get("delta"), obj.get("usage")
+        if type(delta) is not dict:
+            raise SchemaError("message_delta.delta is not an object")
+        if type(usage) is not dict:
+            raise SchemaError("message_delta.usage is not an object")
+        message = self._message
+        assert message is not None  # the table only reaches here after message_start
+        current = message["usage"]
+        out = usage.get("output_tokens")
+        if type(out) is not int:
+            raise SchemaError("message_delta usage.output_tokens is not an int")
+        if out < current["output_tokens"]:
+            raise SequenceError(
+                f"usage.output_tokens went down from {current['output_tokens']} to {out}"
+            )
+        reason = delta.get("stop_reason")
+        if reason is not None:
+            if type(reason) is not str:
+                raise SchemaError("message_delta.delta.stop_reason is not a string")
+            earlier = message["stop_reason"]
+            if earlier is not None and earlier != reason:
+                raise SequenceError(f"stop_reason changed from {earlier!r} to {reason!r}")
+        _check_opt_str(delta, "stop_sequence", "message_delta.delta")
+        if not _PROTECTED.isdisjoint(delta) or not _PROTECTED.isdisjoint(obj.keys() - _EVENT_KEYS):
+            raise SchemaError("message_delta may not change the message's identity or content")
+        # Cumulative values overwrite; a null never erases what an earlier event set.
+        for key, value in delta.items():
+            if key != "type" and value is not None:
+                message[key] = value
+        for key, value in usage.items():
+            if value is not None:
+                current[key] = value
+        for key, value in obj.items():
+            if key not in _EVENT_KEYS and value is not None:
+                message[key] = value
+
+    def _on_message_stop(self, obj: dict[str, Any]) -> None:
+        assert self._message is not None  # the table only reaches here after message_start
+        if self._message["stop_reason"] is None:
+            raise SequenceError("message_stop before any stop_reason")
+
+    # -- delta accumulators (the hot path) -----------------------------------------------
+
+    def _d_json(self, delta: dict[str, Any]) -> None:
+        fragment = delta.get("partial_json")
+        if type(fragment) is not str:
+            raise SchemaError("input_json_delta.partial_json is not a string")
+        size = self._part_size + (
+            len(fragment) if fragment.isascii() else len(fragment.encode("utf-8", "surrogatepass"))
+        )
+        limits = self._limits
+        if size > limits.max_argument_bytes:
+            raise LimitExceededError(
+                "tool input is larger than max_argument_bytes",
+                limit="max_argument_bytes",
+                bound=limits.max_argument_bytes,
+                observed=size,
+            )
+        parts = self._parts
+        if len(parts) >= limits.max_fragments_per_call:
+            raise LimitExceededError(
+                "tool input has too many fragments",
+                limit="max_fragments_per_call",
+                bound=limits.max_fragments_per_call,
+                observed=len(parts) + 1,
+            )
+        self._part_size = size
+        parts.append(fragment)
+
+    def _append_text(self, delta: dict[str, Any], field: str) -> None:
+        text = delta.get(field)
+        if type(text) is not str:
+            raise SchemaError(f"{delta.get('type')}.{field} is not a string")
+        size = self._part_size + len(text)
+        if size > self._limits.max_text_chars:
+            raise LimitExceededError(
+                f"{field} is longer than max_text_chars",
+                limit="max_text_chars",
+                bound=self._limits.max_text_chars,
+                observed=size,
+            )
+        self._part_size = size
+        self._parts.append(text)
+
+    def _d_text(self, delta: dict[str, Any]) -> None:
+        self._append_text(delta, "text")
+
+    def _d_thinking(self, delta: dict[str, Any]) -> None:
+        self._append_text(delta, "thinking")
+
+    def _d_signature(self, delta: dict[str, Any]) -> None:
+        signature = delta.get("signature")
+        if type(signature) is not str:
+            raise SchemaError("signature_delta.signature is not a string")
+        self._open_block["signature"] = signature  # replaces, per the SDK and docs
+
+    def _d_citation(self, delta: dict[str, Any]) -> None:
+        citation = delta.get("citation")
+        if type(citation) is not dict:
+            raise SchemaError("citations_delta.citation is not an object")
+        citation = self._copy(citation)  # rare; keeps feed_event callers' dicts out of the turn
+        citations = self._open_block.get("citations")
+        if citations is None:
+            self._open_block["citations"] = [citation]
+        else:
+            citations.append(citation)
+
+
+def _need_str(obj: dict[str, Any], key: str, where: str) -> None:
+    value = obj.get(key)
+    if type(value) is not str or not value:
+        raise SchemaError(f"{where}.{key} is missing or not a non-empty string")
+
+
+def _check_opt_str(obj: dict[str, Any], key: str, where: str) -> None:
+    value = obj.get(key)
+    if value is not None and type(value) is not str:
+        raise SchemaError(f"{where}.{key} is not a string")
+
+
+def _unknown_block(btype: str) -> NoReturn:
+    reason = ev.KNOWN_UNSUPPORTED_BLOCKS.get(btype)
+    if reason is not None:
+        raise UnsupportedProviderState(f"content block {btype!r} is not supported ({reason})")
+    raise UnsupportedProviderState(f"unknown content block type {btype[:80]!r}")

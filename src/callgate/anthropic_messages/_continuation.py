@@ -1,0 +1,392 @@
+"""Full-history continuation for Anthropic Messages (the API keeps no conversation state).
+
+The next request replays, in order: the caller's validated ``history``; the turn's complete
+assistant content (text around tools, thinking with signatures, redacted thinking, server
+tool blocks, every ``tool_use``); then one user message that starts with one ``tool_result``
+per executable call and per recovery call, in block order, before any caller content.
+Thinking blocks "must be passed back unmodified and in their original order" (anthropic SDK
+2.14.0 ``types/thinking_block_param.py``; https://platform.claude.com/docs/en/build-with-claude/extended-thinking),
+so blocks are copied, never rebuilt. Nothing is inherited: every control is passed explicitly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .._digest import canonical_bytes, canonical_digest
+from .._errors import CallgateError, ContinuationError, UsageError
+from .._json import loads_strict
+from .._results import ToolResult, bind_results
+from . import _events as ev
+from ._turn import (
+    REASON_INVALID_JSON,
+    REASON_LIMIT,
+    REASON_MAX_TOKENS,
+    REASON_NON_OBJECT,
+    REASON_NOT_RELEASED,
+    Turn,
+    turn_snapshot,
+)
+
+__all__ = [
+    "INVALID_INPUT_KEY",
+    "RECOVERY_ERROR_TEXT",
+    "SystemMessageCapability",
+    "build_continuation",
+]
+
+_PREFIX = "callgate did not execute this tool call: "
+# Stable texts: a model (and a test) can rely on them across releases.
+RECOVERY_ERROR_TEXT: dict[str, str] = {
+    REASON_INVALID_JSON: _PREFIX + "its input was not complete, valid JSON.",
+    REASON_LIMIT: _PREFIX + "its input exceeded a size or nesting limit.",
+    REASON_NON_OBJECT: _PREFIX + "its input was not a JSON object.",
+    REASON_MAX_TOKENS: _PREFIX + "the response stopped at max_tokens, so the call may be cut off.",
+    REASON_NOT_RELEASED: _PREFIX + "the response did not stop for tool use.",
+}
+# Invalid input is replayed wrapped in an object, as the fine-grained tool streaming docs
+# advise (https://platform.claude.com/docs/en/agents-and-tools/tool-use/fine-grained-tool-streaming).
+INVALID_INPUT_KEY = "INVALID_JSON"
+_PARSE_FAILURES = frozenset({REASON_INVALID_JSON, REASON_LIMIT, REASON_NON_OBJECT})
+# Top-level request fields the builder owns.
+_PROTECTED = frozenset({"model", "max_tokens", "messages", "tools", "system"})
+_TOOL_RESULT_CONTENT = frozenset({"text", "image", "document", "search_result", "tool_reference"})
+_ROLES = frozenset({"user", "assistant", "system"})
+_SERVER_BLOCKS = ev.SERVER_TOOL_RESULT_BLOCKS | {"server_tool_use"}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SystemMessageCapability:
+    """The caller's explicit statement that ``model`` accepts ``role: "system"`` messages
+    inside ``messages`` (documented for some models only). Raises :class:`UsageError` for
+    an empty model name."""
+
+    model: str
+
+    def __post_init__(self) -> None:
+        if type(self.model) is not str or not self.model:
+            raise UsageError("SystemMessageCapability.model must be a non-empty str")
+
+
+def _copy(value: Any, what: str) -> Any:
+    """A deep copy that also proves ``value`` is plain JSON."""
+    try:
+        return loads_strict(canonical_bytes(value))
+    except CallgateError as exc:
+        raise ContinuationError(f"{what} is not plain JSON: {exc.message}") from None
+
+
+def _blocks(message: dict[str, Any], where: str) -> list[dict[str, Any]]:
+    content = message.get("content")
+    if type(content) is str:
+        return [{"type": "text", "text": content}]
+    if type(content) is not list or any(
+        type(b) is not dict or type(b.get("type")) is not str for b in content
+    ):
+        raise ContinuationError(f"{where}: content must be a string or a list of typed blocks")
+    return content
+
+
+def _paused(blocks: list[dict[str, Any]]) -> bool:
+    """Whether an assistant message ends inside a server-tool loop (how pause_turn ends)."""
+    return bool(blocks) and blocks[-1]["type"] in _SERVER_BLOCKS
+
+
+def _check_history(
+    history: list[Any], model: str, capability: SystemMessageCapability | None
+) -> list[dict[str, Any]]:
+    """Validate roles, alternation, system placement and tool_use answers; return the
+    history's client tool_use blocks."""
+    if not history:
+        raise ContinuationError("history must start with a user message; it is empty")
+    uses: list[dict[str, Any]] = []
+    pending: list[str] = []  # tool_use ids of the last assistant message, unanswered
+    prev: str | None = None
+    prev_blocks: list[dict[str, Any]] = []
+    for position, message in enumerate(history):
+        where = f"history[{position}]"
+        if type(message) is not dict or message.get("role") not in _ROLES:
+            raise ContinuationError(f"{where}: not a message with role user/assistant/system")
+        role = message["role"]
+        blocks = _blocks(message, where)
+        if position == 0 and role != "user":
+            raise ContinuationError("history must start with a user message")
+        if role == "system":
+            if capability is None or capability.model != model:
+                raise ContinuationError(
+                    f"{where}: a system message needs SystemMessageCapability for {model!r}"
+                )
+            after_server_result = (
+                prev == "assistant"
+                and bool(prev_blocks)
+                and prev_blocks[-1]["type"] in ev.SERVER_TOOL_RESULT_BLOCKS
+            )
+            if prev not in ("user", "system") and not after_server_result:
+                raise ContinuationError(
+                    f"{where}: a system message must follow a user turn or an assistant turn "
+                    "that ends in a server tool result"
+                )
+            if any(b["type"] != "text" for b in blocks):
+                raise ContinuationError(f"{where}: system content must be text")
+        elif role == "user":
+            if prev in ("user", "system"):
+                raise ContinuationError(f"{where}: a user message cannot follow a {prev} message")
+            answered = [b.get("tool_use_id") for b in blocks if b["type"] == "tool_result"]
+            leading = [b["type"] == "tool_result" for b in blocks]
+            if leading != sorted(leading, reverse=True):
+                raise ContinuationError(f"{where}: tool_result blocks must come first")
+            if sorted(answered, key=repr) != sorted(pending, key=repr):
+                raise ContinuationError(
+                    f"{where}: tool_result ids {answered!r} do not answer the tool_use ids "
+                    f"{pending!r} of the previous assistant message exactly"
+                )
+            pending = []
+        else:
+            # An assistant message may follow a paused server-tool loop (pause_turn: the
+            # API merges consecutive assistant messages), never unanswered client calls.
+            if prev == "user" or (prev in ("system", "assistant") and not pending):
+                if prev == "assistant" and not _paused(prev_blocks):
+                    raise ContinuationError(
+                        f"{where}: an assistant message can follow another only after a "
+                        "paused server-tool loop"
+                    )
+            else:
+                raise ContinuationError(
+                    f"{where}: an assistant message cannot follow a {prev} message"
+                    + (" with unanswered tool_use" if pending else "")
+                )
+            pending = []
+            for block in blocks:
+                if block["type"] == ev.CLIENT_TOOL_BLOCK:
+                    if type(block.get("id")) is not str or type(block.get("name")) is not str:
+                        raise ContinuationError(f"{where}: tool_use without id/name")
+                    pending.append(block["id"])
+                    uses.append(block)
+        prev, prev_blocks = role, blocks
+    if prev == "assistant" and not _paused(prev_blocks):
+        raise ContinuationError(
+            "history must end with a user or system message, or a paused server-tool loop"
+        )
+    if pending:
+        raise ContinuationError("history ends with unanswered tool_use blocks")
+    return uses
+
+
+def _check_tools(tools: Any) -> list[dict[str, Any]]:
+    if isinstance(tools, str | bytes) or not isinstance(tools, Sequence):
+        raise UsageError("tools must be a sequence of tool definitions")
+    copied: list[dict[str, Any]] = _copy(
+        [dict(t) if isinstance(t, Mapping) else t for t in tools], "tools"
+    )
+    seen: set[str] = set()
+    for position, tool in enumerate(copied):
+        where = f"tools[{position}]"
+        if type(tool) is not dict:
+            raise ContinuationError(f"{where}: not an object")
+        kind = tool.get("type", "custom")
+        if kind == "custom":
+            schema = tool.get("input_schema")
+            if type(schema) is not dict or schema.get("type") != "object":
+                raise ContinuationError(f"{where}: input_schema must be an object schema")
+            if type(tool.get("description", "")) is not str:
+                raise ContinuationError(f"{where}: description must be a string")
+            if type(tool.get("name")) is not str or not tool["name"]:
+                raise ContinuationError(f"{where}: a custom tool needs a name")
+        elif type(kind) is not str:
+            raise ContinuationError(f"{where}: type must be a string")
+        name = tool.get("name")
+        if name is not None:
+            if name in seen:
+                raise ContinuationError(f"{where}: tool name {name!r} is declared twice")
+            seen.add(name)
+    return copied
+
+
+def _declared(tools: list[dict[str, Any]], block: dict[str, Any]) -> bool:
+    if any(t.get("name") == block["name"] for t in tools):
+        return True
+    # Toolset members (browser/computer) are tool_use blocks naming their toolset; the
+    # toolset definition has a type like "browser_toolset_20260801" and no name [SDK 2.14.0].
+    toolset = block.get("toolset_name")
+    return type(toolset) is str and any(
+        str(t.get("type", "")).startswith(f"{toolset}_toolset_") for t in tools
+    )
+
+
+def _render_result(call_id: str, output: Any, is_error: bool) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id}
+    if type(output) is str:
+        block["content"] = output
+    elif (
+        type(output) is list
+        and output
+        and all(type(b) is dict and b.get("type") in _TOOL_RESULT_CONTENT for b in output)
+    ):
+        block["content"] = _copy(output, "tool result")
+    else:
+        # Any other JSON value goes as its canonical JSON text: the field takes only a
+        # string or content blocks.
+        block["content"] = canonical_bytes(output).decode("utf-8")
+    if is_error:
+        block["is_error"] = True
+    return block
+
+
+def _check_controls(controls: Mapping[str, Any] | None) -> dict[str, Any]:
+    if controls is None:
+        return {}
+    if not isinstance(controls, Mapping):
+        raise UsageError("request_controls must be a mapping")
+    copied: dict[str, Any] = _copy(dict(controls), "request_controls")
+    clash = sorted(_PROTECTED & copied.keys())
+    if clash:
+        raise ContinuationError(f"request_controls cannot override protected fields {clash}")
+    if "response_format" in copied:
+        raise ContinuationError(
+            "response_format is not a Messages field; pass output_config.format explicitly"
+        )
+    config = copied.get("output_config")
+    if config is not None:
+        if type(config) is not dict:
+            raise ContinuationError("output_config must be an object")
+        fmt = config.get("format")
+        if fmt is not None and (
+            type(fmt) is not dict
+            or fmt.get("type") != "json_schema"
+            or type(fmt.get("schema")) is not dict
+        ):
+            raise ContinuationError("output_config.format must be {type: json_schema, schema}")
+    return copied
+
+
+def _check_system(system: Any) -> Any:
+    if system is None or type(system) is str:
+        return system
+    copied = _copy(list(system) if isinstance(system, Sequence) else system, "system")
+    if type(copied) is not list or any(
+        type(b) is not dict or b.get("type") != "text" or type(b.get("text")) is not str
+        for b in copied
+    ):
+        raise ContinuationError("system must be a string or a list of text blocks")
+    return copied
+
+
+def build_continuation(
+    turn: Turn,
+    results: Iterable[ToolResult],
+    *,
+    history: Sequence[Mapping[str, Any]],
+    model: str,
+    max_tokens: int,
+    tools: Sequence[Mapping[str, Any]],
+    system: str | Sequence[Mapping[str, Any]] | None = None,
+    request_controls: Mapping[str, Any] | None = None,
+    system_message_capability: SystemMessageCapability | None = None,
+    user_content: str | Sequence[Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Build the next Messages request body after ``turn``.
+
+    ``results`` must answer ``turn.calls`` exactly (:class:`~callgate.BindingError`
+    otherwise; consumed at most one past the count). Recovery calls are answered by the
+    builder with ``is_error: true`` and :data:`RECOVERY_ERROR_TEXT`. ``user_content``
+    (optional) follows the tool results in the same user message. A ``pause_turn`` turn is
+    sent back unchanged (no user message). Raises :class:`~callgate.ContinuationError` for a
+    mutated or incomplete turn, invalid history, an undeclared tool, a protected or foreign
+    control, or a turn with nothing to answer; :class:`UsageError` for wrong argument types.
+    Caller data is deep-copied; the returned dict is new and the inputs stay usable.
+    """
+    if not isinstance(turn, Turn):
+        raise UsageError("turn must be an anthropic_messages.Turn")
+    try:
+        digest = canonical_digest(turn_snapshot(turn))
+    except CallgateError:
+        digest = ""
+    if digest != turn.digest:
+        raise ContinuationError("the turn was modified after parsing (digest mismatch)")
+    if not turn.complete:
+        raise ContinuationError("the turn did not reach message_stop")
+    if type(model) is not str or not model:
+        raise UsageError("model must be a non-empty str")
+    if type(max_tokens) is not int or max_tokens < 1:
+        raise UsageError("max_tokens must be a positive int")
+    if system_message_capability is not None and not isinstance(
+        system_message_capability, SystemMessageCapability
+    ):
+        raise UsageError("system_message_capability must be a SystemMessageCapability")
+    given: object = history  # a str is a Sequence too; refuse it explicitly
+    if isinstance(given, str | bytes) or not isinstance(history, Sequence):
+        raise UsageError("history must be a sequence of messages")
+
+    bound = bind_results([call.call_id for call in turn.calls], results)
+    messages: list[Any] = _copy(
+        [dict(m) if isinstance(m, Mapping) else m for m in history], "history"
+    )
+    uses = _check_history(messages, model, system_message_capability)
+    tool_defs = _check_tools(tools)
+    controls = _check_controls(request_controls)
+    system_value = _check_system(system)
+
+    earlier_ids = {block["id"] for block in uses}
+    reused = sorted(b["id"] for b in turn.content if b.get("id") in earlier_ids)
+    if reused:
+        raise ContinuationError(f"tool_use ids of the turn already appear in history: {reused}")
+    assistant: list[dict[str, Any]] = _copy(list(turn.content), "turn content")
+    recovery = {r.index: r for r in turn.recovery_calls}
+    for index, block in enumerate(assistant):
+        if block["type"] != ev.CLIENT_TOOL_BLOCK:
+            continue
+        uses.append(block)
+        rec = recovery.get(index)
+        if rec is not None and rec.reason in _PARSE_FAILURES:
+            block["input"] = {INVALID_INPUT_KEY: rec.partial_input}
+    undeclared = sorted({b["name"] for b in uses if not _declared(tool_defs, b)})
+    if undeclared:
+        raise ContinuationError(f"tool_use names not declared in tools: {undeclared}")
+
+    answers: list[tuple[int, dict[str, Any]]] = []
+    by_id = {result.call_id: result for result in bound}
+    for call in turn.calls:
+        result = by_id[call.call_id]
+        answers.append((call.index, _render_result(call.call_id, result.output, result.is_error)))
+    for rec in turn.recovery_calls:
+        text = RECOVERY_ERROR_TEXT[rec.reason]
+        answers.append((rec.index, _render_result(rec.call_id, text, True)))
+    answers.sort(key=lambda pair: pair[0])
+    user_blocks = [block for _, block in answers]
+    if user_content is not None:
+        extra = _blocks({"content": _copy_content(user_content)}, "user_content")
+        if any(b["type"] == "tool_result" for b in extra):
+            raise ContinuationError("user_content may not carry tool_result blocks")
+        user_blocks.extend(extra)
+
+    messages.append({"role": "assistant", "content": assistant})
+    if turn.send_back_unchanged:
+        if user_blocks:
+            raise ContinuationError("a pause_turn turn is sent back unchanged, with nothing added")
+    elif not user_blocks:
+        raise ContinuationError(
+            f"nothing to send after a {turn.stop_reason!r} turn without calls: pass user_content"
+        )
+    else:
+        messages.append({"role": "user", "content": user_blocks})
+
+    request: dict[str, Any] = {
+        "model": model,
+        "max_tokens": max_tokens,
+        "messages": messages,
+        "tools": tool_defs,
+    }
+    if system_value is not None:
+        request["system"] = system_value
+    request.update(controls)
+    return request
+
+
+def _copy_content(content: Any) -> Any:
+    if type(content) is str:
+        return content
+    if isinstance(content, Sequence):
+        return _copy([dict(b) if isinstance(b, Mapping) else b for b in content], "user_content")
+    raise UsageError("user_content must be a str or a sequence of content blocks")

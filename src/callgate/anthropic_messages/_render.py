@@ -1,0 +1,155 @@
+"""Scripted turn -> Anthropic Messages wire events (used by the demo and the mock server).
+
+Follows the documented order: ``message_start``, per block ``content_block_start`` →
+deltas → ``content_block_stop``, ``message_delta`` (stop reason, cumulative usage),
+``message_stop``. Blocks are strictly sequential (the protocol has no interleaving);
+``ping`` events can be sprinkled in. Every frame is a named SSE event whose name equals
+its JSON ``type``, which the official SDK needs to route it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from .._errors import UsageError
+from .._json import loads_strict
+from ..sse import ServerSentEvent, encode_event
+
+Splitter = Callable[[str], list[str]]
+"""Turns a text into the pieces streamed as deltas (a chunk plan)."""
+
+__all__ = ["encode_sse", "render_message", "render_turn"]
+
+
+def _whole(text: str) -> list[str]:
+    return [text] if text else []
+
+
+def _final_block(spec: Mapping[str, Any]) -> dict[str, Any]:
+    kind = spec["type"]
+    if kind == "text":
+        return {"type": "text", "text": spec["text"]}
+    if kind == "thinking":
+        return {"type": "thinking", "thinking": spec["thinking"], "signature": spec["signature"]}
+    if kind == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": spec["data"]}
+    if kind == "tool_use":
+        return {
+            "type": "tool_use",
+            "id": spec["id"],
+            "name": spec["name"],
+            "input": loads_strict(spec["input_json"]) if spec["input_json"] else {},
+        }
+    raise UsageError(f"cannot render a content block of type {kind!r}")
+
+
+def render_message(
+    *,
+    message_id: str,
+    model: str,
+    blocks: Sequence[Mapping[str, Any]],
+    stop_reason: str | None,
+    input_tokens: int = 12,
+    output_tokens: int = 34,
+) -> dict[str, Any]:
+    """The Message object (non-streaming body). ``tool_use`` specs need valid JSON input."""
+    return {
+        "id": message_id,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [_final_block(spec) for spec in blocks],
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+    }
+
+
+def render_turn(
+    *,
+    message_id: str,
+    model: str,
+    blocks: Sequence[Mapping[str, Any]],
+    stop_reason: str,
+    split: Splitter = _whole,
+    ping_every: int | None = None,
+    input_tokens: int = 12,
+    output_tokens: int = 34,
+) -> list[dict[str, Any]]:
+    """Wire events (dicts) for one scripted assistant message.
+
+    ``blocks`` are specs: ``{"type": "text", "text"}``, ``{"type": "thinking", "thinking",
+    "signature"}``, ``{"type": "redacted_thinking", "data"}``, ``{"type": "tool_use", "id",
+    "name", "input_json"}`` (the exact JSON text streamed as ``partial_json``; it may be
+    cut short to script a ``max_tokens`` truncation). ``ping_every=n`` inserts a ``ping``
+    after every n-th event. Raises :class:`UsageError` for an unknown block type.
+    """
+    events: list[dict[str, Any]] = []
+
+    def emit(event: dict[str, Any]) -> None:
+        events.append(event)
+        if ping_every and len(events) % ping_every == 0:
+            events.append({"type": "ping"})
+
+    start = render_message(
+        message_id=message_id,
+        model=model,
+        blocks=(),
+        stop_reason=None,
+        input_tokens=input_tokens,
+        output_tokens=1,
+    )
+    emit({"type": "message_start", "message": start})
+    for index, spec in enumerate(blocks):
+        kind = spec["type"]
+        if kind == "text":
+            emit(_start(index, {"type": "text", "text": ""}))
+            for piece in split(spec["text"]):
+                emit(_delta(index, {"type": "text_delta", "text": piece}))
+        elif kind == "thinking":
+            emit(_start(index, {"type": "thinking", "thinking": "", "signature": ""}))
+            for piece in split(spec["thinking"]):
+                emit(_delta(index, {"type": "thinking_delta", "thinking": piece}))
+            emit(_delta(index, {"type": "signature_delta", "signature": spec["signature"]}))
+        elif kind == "redacted_thinking":
+            emit(_start(index, _final_block(spec)))
+        elif kind == "tool_use":
+            block = {"type": "tool_use", "id": spec["id"], "name": spec["name"], "input": {}}
+            emit(_start(index, block))
+            for piece in split(spec["input_json"]):
+                emit(_delta(index, {"type": "input_json_delta", "partial_json": piece}))
+        else:
+            raise UsageError(f"cannot render a content block of type {kind!r}")
+        emit({"type": "content_block_stop", "index": index})
+    emit(
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+            "usage": {"output_tokens": output_tokens},
+        }
+    )
+    emit({"type": "message_stop"})
+    return events
+
+
+def _start(index: int, block: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "content_block_start", "index": index, "content_block": block}
+
+
+def _delta(index: int, delta: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "content_block_delta", "index": index, "delta": delta}
+
+
+def encode_sse(events: Sequence[Mapping[str, Any]]) -> bytes:
+    """SSE bytes: ``event: <type>`` plus one compact JSON ``data:`` line per event."""
+    return b"".join(
+        encode_event(
+            ServerSentEvent(
+                event=str(ev["type"]),
+                data=json.dumps(ev, separators=(",", ":"), ensure_ascii=False),
+            )
+        )
+        for ev in events
+    )
