@@ -1,0 +1,306 @@
+"""Conversation scripts: what each request must contain and what the server answers.
+
+A script is one or more named conversations; a conversation is an ordered list of turns.
+Each turn has a ``protocol``, an ``expect`` block checked against the request and a
+``respond`` block rendered on that protocol's real wire. Scripts are **JSON files** (no
+YAML: the core stays dependency-free and JSON is what every language can write); the
+Python builder takes the very same dicts, so both have the same power. Loading validates
+everything and reports errors with the file path and a JSON-pointer-like location.
+
+Top level: ``{"seed": int, "baseline": "2026-11" | "2026-07-21", "turns": [...]}`` or
+``{..., "conversations": {"name": [...]}}``; the baseline picks wire details that changed
+between SDK revisions (e.g. ``name`` on OpenAI's ``function_call_arguments.done``).
+
+Turn shape::
+
+    {"protocol": "openai_responses" | "anthropic_messages" | "gemini_interactions",
+     "expect": {"model": str, "tools": [name, ...], "stream": bool,
+                "function_results": [{"call_id"| "name": str, "output": str | object,
+                                      "output_contains": str, "is_error": bool}],
+                "previous_id": "previous" | "absent" | str,   # previous_response_id /
+                                                              # previous_interaction_id
+                "text_contains": str, "instructions": str, "system": str},
+     "respond": {"text": str, "calls": [{"name": str, "arguments": object | "raw": str,
+                                          "id": str}],
+                 "reasoning": {"summary": str, "signature": str},
+                 "status": str,             # OpenAI status, Anthropic stop_reason, Gemini status
+                 "usage": {"input_tokens": int, "output_tokens": int},
+                 "chunking": "whole" | "char" | {"fixed": n} | {"random": {"seed": n, "max": n}},
+                 "interleave": "sequential" | "round_robin",
+                 "disconnect_after": n}}   # close the stream after n events (a truncation)
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import os
+import random
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from .._digest import canonical_bytes
+from .._errors import CallgateError, UsageError
+from .._json import loads_strict
+from ..contracts import CURRENT_REVISION, REVISIONS
+
+__all__ = [
+    "PROTOCOLS",
+    "Script",
+    "ScriptBuilder",
+    "ScriptError",
+    "ScriptTurn",
+    "call",
+    "load_script",
+    "make_splitter",
+]
+
+PROTOCOLS = ("openai_responses", "anthropic_messages", "gemini_interactions")
+_EXPECT_KEYS = {
+    "model", "tools", "stream", "function_results", "previous_id", "text_contains",
+    "instructions", "system",
+}  # fmt: skip
+_RESPOND_KEYS = {
+    "text", "calls", "reasoning", "status", "usage", "chunking", "interleave", "disconnect_after",
+}  # fmt: skip
+_RESULT_KEYS = {"call_id", "name", "output", "output_contains", "is_error"}
+_CALL_KEYS = {"name", "arguments", "raw", "id"}
+
+
+class ScriptError(UsageError):
+    """A script is invalid. ``path`` is the file (if any), ``location`` where inside it."""
+
+    def __init__(self, message: str, *, path: str | None = None, location: str = "") -> None:
+        where = f"{path or '<script>'}{':' + location if location else ''}"
+        super().__init__(f"{where}: {message}")
+        self.path = path
+        self.location = location
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ScriptTurn:
+    """One validated turn; ``expect`` and ``respond`` are kept as plain validated dicts."""
+
+    protocol: str
+    expect: Mapping[str, Any]
+    respond: Mapping[str, Any]
+    location: str
+
+    def splitter(self) -> Callable[[str], list[str]]:
+        """The chunk plan of this turn as a text -> pieces function."""
+        return make_splitter(self.respond.get("chunking", "whole"))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Script:
+    """Validated conversations. Immutable; a server keeps its own cursors."""
+
+    conversations: Mapping[str, tuple[ScriptTurn, ...]]
+    seed: int = 0
+    path: str | None = None
+    baseline: str = CURRENT_REVISION
+
+    @classmethod
+    def from_dict(cls, obj: Any, *, path: str | None = None) -> Script:
+        """Validate a script document. Raises :class:`ScriptError`."""
+        return _parse_script(obj, path)
+
+
+def make_splitter(plan: Any) -> Callable[[str], list[str]]:
+    """Chunk plan -> splitter. Assumes ``plan`` was validated."""
+    if plan == "whole":
+        return lambda text: [text] if text else []
+    if plan == "char":
+        return list
+    if "fixed" in plan:
+        size = plan["fixed"]
+        return lambda text: [text[i : i + size] for i in range(0, len(text), size)]
+    seed, most = plan["random"]["seed"], plan["random"]["max"]
+
+    def random_pieces(text: str) -> list[str]:
+        rng = random.Random(f"{seed}:{text}")  # noqa: S311 - a chunk plan, not crypto
+        pieces, pos = [], 0
+        while pos < len(text):
+            step = rng.randint(1, most)
+            pieces.append(text[pos : pos + step])
+            pos += step
+        return pieces
+
+    return random_pieces
+
+
+def load_script(path: str | os.PathLike[str]) -> Script:
+    """Load and validate a JSON script file. Raises :class:`ScriptError` with the path."""
+    name = os.fspath(path)
+    try:
+        data = Path(name).read_bytes()
+    except OSError as exc:
+        raise ScriptError(f"cannot read script: {exc.strerror}", path=name) from exc
+    try:
+        obj = loads_strict(data)
+    except CallgateError as exc:
+        raise ScriptError(f"not strict JSON: {exc}", path=name) from exc
+    return _parse_script(obj, name)
+
+
+class ScriptBuilder:
+    """Build a :class:`Script` in Python with the same dicts a file holds.
+
+    ``builder.turn("openai_responses", expect={...}, text="hi", calls=[...])`` appends a
+    turn to ``conversation`` (default ``"default"``); ``build()`` validates everything.
+    """
+
+    def __init__(self, *, seed: int = 0, baseline: str = CURRENT_REVISION) -> None:
+        self._seed = seed
+        self._baseline = baseline
+        self._conversations: dict[str, list[dict[str, Any]]] = {}
+
+    def turn(
+        self,
+        protocol: str,
+        *,
+        expect: Mapping[str, Any] | None = None,
+        conversation: str = "default",
+        **respond: Any,
+    ) -> ScriptBuilder:
+        self._conversations.setdefault(conversation, []).append(
+            {"protocol": protocol, "expect": dict(expect or {}), "respond": respond}
+        )
+        return self
+
+    def build(self) -> Script:
+        doc = {
+            "seed": self._seed,
+            "baseline": self._baseline,
+            "conversations": self._conversations,
+        }
+        return _parse_script(copy.deepcopy(doc), None)
+
+
+def call(name: str, /, **arguments: Any) -> dict[str, Any]:
+    """A scripted function call with JSON arguments (builder convenience)."""
+    return {"name": name, "arguments": arguments}
+
+
+# -- validation ---------------------------------------------------------------------------
+
+
+class _Ctx:
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+
+    def fail(self, location: str, message: str) -> ScriptError:
+        return ScriptError(message, path=self.path, location=location)
+
+    def obj(self, value: Any, location: str, allowed: set[str] | None = None) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.fail(location, f"expected an object, got {type(value).__name__}")
+        if allowed is not None:
+            unknown = sorted(set(value) - allowed)
+            if unknown:
+                raise self.fail(location, f"unknown key(s) {', '.join(unknown)}")
+        return value
+
+    def typed(self, value: Any, kind: type | tuple[type, ...], location: str) -> Any:
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise self.fail(location, f"expected {getattr(kind, '__name__', kind)}")
+        return value
+
+
+def _parse_script(obj: Any, path: str | None) -> Script:
+    ctx = _Ctx(path)
+    top = ctx.obj(obj, "", {"seed", "baseline", "conversations", "turns"})
+    seed = ctx.typed(top.get("seed", 0), int, "/seed")
+    baseline = top.get("baseline", CURRENT_REVISION)
+    if baseline not in REVISIONS:
+        raise ctx.fail("/baseline", f"baseline must be one of {', '.join(REVISIONS)}")
+    if ("turns" in top) == ("conversations" in top):
+        raise ctx.fail("", "give exactly one of 'turns' (one conversation) or 'conversations'")
+    raw = {"default": top["turns"]} if "turns" in top else top["conversations"]
+    base = "/turns" if "turns" in top else "/conversations"
+    convs = ctx.obj(raw, base) if "conversations" in top else raw
+    conversations: dict[str, tuple[ScriptTurn, ...]] = {}
+    for name, turns in convs.items():
+        where = base if "turns" in top else f"{base}/{name}"
+        if not isinstance(turns, list) or not turns:
+            raise ctx.fail(where, "a conversation is a non-empty list of turns")
+        conversations[name] = tuple(
+            _parse_turn(ctx, turn, f"{where}/{i}") for i, turn in enumerate(turns)
+        )
+    if not conversations:
+        raise ctx.fail(base, "a script needs at least one conversation")
+    return Script(conversations=conversations, seed=seed, path=path, baseline=baseline)
+
+
+def _parse_turn(ctx: _Ctx, turn: Any, loc: str) -> ScriptTurn:
+    turn = ctx.obj(turn, loc, {"protocol", "expect", "respond"})
+    protocol = turn.get("protocol")
+    if protocol not in PROTOCOLS:
+        raise ctx.fail(f"{loc}/protocol", f"protocol must be one of {', '.join(PROTOCOLS)}")
+    expect = ctx.obj(turn.get("expect", {}), f"{loc}/expect", _EXPECT_KEYS)
+    respond = ctx.obj(turn.get("respond", {}), f"{loc}/respond", _RESPOND_KEYS)
+    for key in ("model", "text_contains", "instructions", "system", "previous_id"):
+        if key in expect:
+            ctx.typed(expect[key], str, f"{loc}/expect/{key}")
+    if "stream" in expect:
+        ctx.typed(expect["stream"], bool, f"{loc}/expect/stream")
+    tools = ctx.typed(expect.get("tools", []), list, f"{loc}/expect/tools")
+    for i, tool in enumerate(tools):
+        ctx.typed(tool, str, f"{loc}/expect/tools/{i}")
+    results = ctx.typed(expect.get("function_results", []), list, f"{loc}/expect/function_results")
+    for i, result in enumerate(results):
+        rloc = f"{loc}/expect/function_results/{i}"
+        ctx.obj(result, rloc, _RESULT_KEYS)
+        if ("call_id" in result) == ("name" in result):
+            raise ctx.fail(rloc, "name the call by exactly one of 'call_id' or 'name'")
+        if "is_error" in result:
+            ctx.typed(result["is_error"], bool, f"{rloc}/is_error")
+    if "text" in respond:
+        ctx.typed(respond["text"], str, f"{loc}/respond/text")
+    calls = ctx.typed(respond.get("calls", []), list, f"{loc}/respond/calls")
+    for i, spec in enumerate(calls):
+        cloc = f"{loc}/respond/calls/{i}"
+        ctx.obj(spec, cloc, _CALL_KEYS)
+        ctx.typed(spec.get("name"), str, f"{cloc}/name")
+        if "arguments" in spec and "raw" in spec:
+            raise ctx.fail(cloc, "give 'arguments' (an object) or 'raw' (exact text), not both")
+        if "arguments" in spec:
+            ctx.typed(spec["arguments"], dict, f"{cloc}/arguments")
+            canonical_bytes(spec["arguments"])
+        if "raw" in spec:
+            ctx.typed(spec["raw"], str, f"{cloc}/raw")
+        if "id" in spec:
+            ctx.typed(spec["id"], str, f"{cloc}/id")
+    if "reasoning" in respond:
+        reasoning = ctx.obj(
+            respond["reasoning"], f"{loc}/respond/reasoning", {"summary", "signature"}
+        )
+        for key in ("summary", "signature"):
+            ctx.typed(reasoning.get(key, ""), str, f"{loc}/respond/reasoning/{key}")
+    if "status" in respond:
+        ctx.typed(respond["status"], str, f"{loc}/respond/status")
+    if "usage" in respond:
+        for key, value in ctx.obj(respond["usage"], f"{loc}/respond/usage").items():
+            ctx.typed(value, int, f"{loc}/respond/usage/{key}")
+    _check_chunking(ctx, respond.get("chunking", "whole"), f"{loc}/respond/chunking")
+    if respond.get("interleave", "sequential") not in ("sequential", "round_robin"):
+        raise ctx.fail(f"{loc}/respond/interleave", "interleave is 'sequential' or 'round_robin'")
+    if "disconnect_after" in respond:
+        ctx.typed(respond["disconnect_after"], int, f"{loc}/respond/disconnect_after")
+    return ScriptTurn(protocol=protocol, expect=expect, respond=respond, location=loc)
+
+
+def _check_chunking(ctx: _Ctx, plan: Any, loc: str) -> None:
+    if plan in ("whole", "char"):
+        return
+    if isinstance(plan, dict) and set(plan) == {"fixed"}:
+        size = plan["fixed"]
+        if type(size) is int and size > 0:
+            return
+    if isinstance(plan, dict) and set(plan) == {"random"} and isinstance(plan["random"], dict):
+        spec = plan["random"]
+        ints = set(spec) == {"seed", "max"} and all(type(v) is int for v in spec.values())
+        if ints and spec["max"] > 0:
+            return
+    raise ctx.fail(loc, "chunking is 'whole', 'char', {'fixed': n} or {'random': {'seed', 'max'}}")

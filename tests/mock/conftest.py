@@ -1,0 +1,178 @@
+"""Helpers for the mock-server tests: drive the ASGI app directly with a recording send."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pytest
+
+from callgate.mock import MockServer, Script, create_app
+
+AUTH = {
+    "openai_responses": {"authorization": "Bearer test"},
+    "anthropic_messages": {"x-api-key": "test", "anthropic-version": "2023-06-01"},
+    "gemini_interactions": {"x-goog-api-key": "test"},
+}
+PATHS = {
+    "openai_responses": "/openai/v1/responses",
+    "anthropic_messages": "/anthropic/v1/messages",
+    "gemini_interactions": "/gemini/v1/interactions",
+}
+
+
+def asgi_call(
+    app: Any, path: str, body: Mapping[str, Any] | bytes, headers: Mapping[str, str]
+) -> tuple[int, dict[str, str], list[bytes]]:
+    """POST to ``app`` in-process; return status, headers and every body message sent."""
+    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+    messages: list[dict[str, Any]] = []
+    request_sent = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal request_sent
+        if not request_sent:
+            request_sent = True
+            return {"type": "http.request", "body": raw, "more_body": False}
+        await asyncio.sleep(3600)
+        return {"type": "http.disconnect"}  # pragma: no cover
+
+    async def send(message: dict[str, Any]) -> None:
+        messages.append(message)
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()]
+        + [(b"content-type", b"application/json")],
+        "client": ("127.0.0.1", 1234),
+        "server": ("127.0.0.1", 80),
+    }
+    asyncio.run(app(scope, receive, send))
+    start = messages[0]
+    head = {k.decode(): v.decode() for k, v in start["headers"]}
+    bodies = [m["body"] for m in messages[1:] if m["type"] == "http.response.body" and m["body"]]
+    return start["status"], head, bodies
+
+
+@pytest.fixture
+def call_app() -> Any:
+    def run(
+        script: Script,
+        protocol: str,
+        body: Mapping[str, Any],
+        headers: Mapping[str, str] | None = None,
+    ) -> tuple[int, dict[str, str], list[bytes], Any]:
+        app = create_app(script)
+        status, head, bodies = asgi_call(
+            app, PATHS[protocol], body, AUTH[protocol] if headers is None else headers
+        )
+        return status, head, bodies, app.state.callgate
+
+    return run
+
+
+# -- recording a real-socket server (official SDK conformance) -------------------------------
+
+
+@dataclasses.dataclass
+class Exchange:
+    """One HTTP exchange as the mock app saw it: the request and the response bytes."""
+
+    path: str
+    headers: dict[str, str]
+    request_chunks: list[bytes] = dataclasses.field(default_factory=list)
+    status: int | None = None
+    response_chunks: list[bytes] = dataclasses.field(default_factory=list)
+
+    @property
+    def conversation(self) -> str:
+        return self.headers.get("x-callgate-conversation", "default")
+
+    @property
+    def request_body(self) -> bytes:
+        return b"".join(self.request_chunks)
+
+    @property
+    def response_body(self) -> bytes:
+        return b"".join(self.response_chunks)
+
+    def request_json(self) -> Any:
+        return json.loads(self.request_body)
+
+
+class RecordingApp:
+    """ASGI middleware around the mock app: keeps every request body it received and every
+    response body message it sent, so a test can read what crossed the socket."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.exchanges: list[Exchange] = []
+        self._lock = threading.Lock()
+
+    def of(self, conversation: str) -> list[Exchange]:
+        with self._lock:
+            return [e for e in self.exchanges if e.conversation == conversation]
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        exchange = Exchange(
+            path=scope["path"],
+            headers={k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]},
+        )
+        with self._lock:
+            self.exchanges.append(exchange)
+
+        async def recording_receive() -> Any:
+            message = await receive()
+            if message["type"] == "http.request":
+                exchange.request_chunks.append(message.get("body", b""))
+            return message
+
+        async def recording_send(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                exchange.status = message["status"]
+            elif message["type"] == "http.response.body":
+                exchange.response_chunks.append(message.get("body", b""))
+            await send(message)
+
+        await self.app(scope, recording_receive, recording_send)
+
+
+@contextlib.contextmanager
+def recording_mock_server(script: Script) -> Iterator[tuple[MockServer, RecordingApp]]:
+    """A running :class:`MockServer` whose app is wrapped in a :class:`RecordingApp`."""
+    server = MockServer(script)
+    recorder = RecordingApp(server.app)
+    server.app = recorder  # read by start(); the server's state stays the app's state
+    with server:
+        yield server, recorder
+
+
+def conversation_problems(server: MockServer, conversation: str) -> list[str]:
+    """What :meth:`MockServer.assert_script_done` would say about one conversation only."""
+    problems = [
+        f"mismatch at {m.location}: {'; '.join(m.problems)}"
+        for m in server.mismatches
+        if m.conversation == conversation
+    ]
+    left = server.state.remaining().get(conversation)
+    if left is None:
+        problems.append(f"no conversation {conversation!r} in the script")
+    elif left:
+        problems.append(f"{left} turn(s) of {conversation!r} left unserved")
+    return problems
