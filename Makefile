@@ -5,8 +5,12 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
+RSTAMP := $(VENV)/.installed-run
+# A second environment with the 2026-07-21 baseline SDKs for the conformance tests.
+BASE   := .venv-baseline
+BSTAMP := $(BASE)/.installed-baseline
 
-.PHONY: test lint typecheck demo clean
+.PHONY: test lint typecheck demo clean test-baseline
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -17,6 +21,17 @@ $(BIN)/python:
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
+
+# The demo needs only the server and HTTP extras.
+$(RSTAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[server,http]'
+	touch $(RSTAMP)
+
+$(BSTAMP): pyproject.toml
+	$(PYTHON) -m venv $(BASE)
+	$(BASE)/bin/python -m pip install --quiet --upgrade pip
+	$(BASE)/bin/python -m pip install --quiet -e '.[server,http,test,sdk-baseline]'
+	touch $(BSTAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
@@ -31,9 +46,15 @@ typecheck: $(STAMP)
 test: lint typecheck
 	$(BIN)/python -m pytest
 	$(BIN)/python -O -W error -m pytest
+	$(MAKE) test-baseline
 
-demo: $(STAMP)
+# The official-SDK conformance tests again, against the 2026-07-21 baseline SDKs.
+test-baseline: $(BSTAMP)
+	$(BASE)/bin/python -m pytest tests/mock/test_mock_sdk_conformance.py
+	$(BASE)/bin/python -O -W error -m pytest tests/mock/test_mock_sdk_conformance.py
+
+demo: $(RSTAMP)
 	$(BIN)/callgate demo
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(BASE) .pytest_cache .mypy_cache .ruff_cache .hypothesis

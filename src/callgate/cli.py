@@ -1,0 +1,90 @@
+"""The ``callgate`` command: ``demo``, ``serve`` and ``check``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from ._errors import CallgateError
+
+__all__ = ["main"]
+
+
+def _demo(_: argparse.Namespace) -> int:
+    from ._demo import run_demo
+
+    return run_demo()
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from .mock import MockServer, load_script
+
+    script = load_script(args.script)
+    with MockServer(script, host=args.host, port=args.port) as server:
+        print(f"callgate mock serving {args.script} on {server.url}")
+        print(f"  OpenAI Responses       {server.openai_base_url}")
+        print(f"  Azure OpenAI v1        {server.azure_openai_base_url}")
+        print(f"  Anthropic Messages     {server.anthropic_base_url}")
+        print(f"  Gemini Interactions    {server.gemini_base_url}  (api_version v1 or v1beta)")
+        sys.stdout.flush()
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from . import anthropic_messages, gemini_interactions, openai_responses
+
+    module = {
+        "openai_responses": openai_responses,
+        "anthropic_messages": anthropic_messages,
+        "gemini_interactions": gemini_interactions,
+    }[args.protocol]
+    data = Path(args.stream).read_bytes()
+    try:
+        turn = module.parse_stream(data, baseline=args.baseline)
+    except CallgateError as exc:
+        print(f"refused: {type(exc).__name__}: {exc}")
+        return 1
+    calls = [{"call_id": c.call_id, "name": c.name, "arguments": c.arguments} for c in turn.calls]
+    print(json.dumps({"released_calls": calls, "digest": turn.digest}, indent=2))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="callgate", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="run the host tool loop against the embedded mock server")
+    demo.set_defaults(func=_demo)
+    serve = sub.add_parser("serve", help="serve a conversation script on the real wire protocols")
+    serve.add_argument("--script", required=True, help="JSON script file")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    serve.set_defaults(func=_serve)
+    check = sub.add_parser("check", help="run the gate over a captured SSE stream")
+    check.add_argument("stream", help="file holding the raw SSE bytes")
+    check.add_argument(
+        "--protocol",
+        required=True,
+        choices=["openai_responses", "anthropic_messages", "gemini_interactions"],
+    )
+    check.add_argument("--baseline", default="2026-11", choices=["2026-07-21", "2026-11"])
+    check.set_defaults(func=_check)
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except CallgateError as exc:
+        print(f"callgate: {exc}", file=sys.stderr)
+        return 2
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
