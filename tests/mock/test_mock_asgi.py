@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
+import httpx
 import pytest
 from conftest import AUTH, PATHS, asgi_call
 
-from callgate.mock import ScriptBuilder, call, create_app
+from callgate.mock import MockServer, ScriptBuilder, call, create_app
 from callgate.sse import SSEDecoder
 
 
@@ -141,3 +143,19 @@ def test_disconnect_after_cuts_the_stream_before_its_terminal(call_app) -> None:
     _, _, bodies, _ = call_app(script, "anthropic_messages", {"model": "m", "stream": True})
     assert len(bodies) == 4
     assert b"message_stop" not in b"".join(bodies)
+
+
+def test_mock_server_works_from_async_code() -> None:
+    async def scenario() -> dict[str, object]:
+        script = _one("openai_responses", text="from async")
+        async with MockServer(script) as server, httpx.AsyncClient() as client:
+            resp = await client.post(
+                f"{server.openai_base_url}/responses",
+                json={"model": "m"},
+                headers=AUTH["openai_responses"],
+            )
+            server.assert_script_done()
+            return dict(resp.json())
+
+    body = asyncio.run(scenario())
+    assert body["output"][0]["content"][0]["text"] == "from async"  # type: ignore[index]
