@@ -3,12 +3,18 @@
 Needs the ``server`` extra (Starlette + uvicorn): ``pip install 'callgate[server]'``.
 """
 
-from ._app import Mismatch, MockState, create_app
+from ._app import create_app
+from ._journal import Journal, JournalEntry
 from ._script import PROTOCOLS, Script, ScriptBuilder, ScriptError, ScriptTurn, call, load_script
 from ._server import MockServer
+from ._state import CONVERSATION_HEADER, TEST_ID_HEADER, Mismatch, MockState, Served, Session
 
 __all__ = [
+    "CONVERSATION_HEADER",
     "PROTOCOLS",
+    "TEST_ID_HEADER",
+    "Journal",
+    "JournalEntry",
     "Mismatch",
     "MockServer",
     "MockState",
@@ -16,6 +22,8 @@ __all__ = [
     "ScriptBuilder",
     "ScriptError",
     "ScriptTurn",
+    "Served",
+    "Session",
     "call",
     "create_app",
     "load_script",

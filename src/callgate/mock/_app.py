@@ -1,15 +1,14 @@
 """The mock provider as a small ASGI app (Starlette), composed from plain functions.
 
-Routes speak each provider's real wire protocol; every request consumes the next turn
-of its conversation (chosen by the ``x-callgate-conversation`` header, default
-``"default"``). A request that does not match its turn gets HTTP 400 in the provider's
-own error shape naming each mismatch, and the mismatch is recorded on the state.
+Each provider route runs one pipeline: journal → runtime faults → credentials → body →
+scripted HTTP faults → stored-state references → provider-native validation → script
+match → render → store → stream (with stream faults) → journal. Every request consumes
+the next turn of its conversation in its session; a request that matches no turn gets
+HTTP 400 in the provider's own error shape naming each mismatch, and it is recorded.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -20,92 +19,13 @@ from starlette.routing import Route
 
 from .._errors import CallgateError
 from .._json import loads_strict
-from ._match import mismatches
-from ._requests import view_request
-from ._respond import Rendered, error_body, render
+from . import _faults, _store, _validate
+from ._journal import Journal, JournalEntry
+from ._respond import Reply, error_body
 from ._script import Script
+from ._state import CONVERSATION_HEADER, TEST_ID_HEADER, Mismatch, MockState, Session
 
-__all__ = ["Mismatch", "MockState", "create_app"]
-
-CONVERSATION_HEADER = "x-callgate-conversation"
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Mismatch:
-    """A request that matched no turn: where, and every problem found."""
-
-    conversation: str
-    protocol: str
-    location: str | None
-    problems: tuple[str, ...]
-
-
-@dataclasses.dataclass(slots=True)
-class _Conversation:
-    cursor: int = 0
-    previous: Rendered | None = None
-
-
-class MockState:
-    """Cursors, what was sent, and recorded mismatches. Thread-safe."""
-
-    def __init__(self, script: Script) -> None:
-        self.script = script
-        self.mismatches: list[Mismatch] = []
-        self.served: list[tuple[str, int, Rendered]] = []
-        self._conversations = {name: _Conversation() for name in script.conversations}
-        self._lock = threading.Lock()
-
-    def remaining(self) -> dict[str, int]:
-        """Turns not yet consumed, per conversation."""
-        with self._lock:
-            return {
-                name: len(self.script.conversations[name]) - conv.cursor
-                for name, conv in self._conversations.items()
-            }
-
-    def _take(self, conversation: str, protocol: str, body: dict[str, Any]) -> Rendered | Mismatch:
-        with self._lock:
-            conv = self._conversations.get(conversation)
-            if conv is None:
-                return self._record(conversation, protocol, None, "unknown conversation")
-            turns = self.script.conversations[conversation]
-            if conv.cursor >= len(turns):
-                return self._record(conversation, protocol, None, "the script has no turn left")
-            turn = turns[conv.cursor]
-            if turn.protocol != protocol:
-                return self._record(
-                    conversation, protocol, turn.location,
-                    f"next turn is {turn.protocol}, request came on the {protocol} route",
-                )  # fmt: skip
-            problems = mismatches(
-                turn.expect,
-                view_request(protocol, body),
-                previous_response_id=conv.previous.response_id if conv.previous else None,
-                previous_calls=conv.previous.calls if conv.previous else (),
-            )
-            if problems:
-                return self._record(conversation, protocol, turn.location, *problems)
-            rendered = render(
-                turn,
-                seed=self.script.seed,
-                conversation=conversation,
-                turn_number=conv.cursor,
-                stream=body.get("stream") is True,
-                baseline=self.script.baseline,
-                model=body.get("model") if isinstance(body.get("model"), str) else None,
-            )
-            conv.cursor += 1
-            conv.previous = rendered
-            self.served.append((conversation, conv.cursor - 1, rendered))
-            return rendered
-
-    def _record(
-        self, conversation: str, protocol: str, location: str | None, *problems: str
-    ) -> Mismatch:
-        mismatch = Mismatch(conversation, protocol, location, problems)
-        self.mismatches.append(mismatch)
-        return mismatch
+__all__ = ["create_app"]
 
 
 # -- authentication, per provider -----------------------------------------------------------
@@ -116,72 +36,164 @@ def _bearer(request: Request) -> bool:
     return value.startswith("Bearer ") and len(value) > len("Bearer ")
 
 
-def _auth_openai(request: Request) -> str | None:
+def _auth_openai(request: Request) -> Reply | None:
     if _bearer(request):
         return None
-    return "You didn't provide an API key. Send it as 'Authorization: Bearer <key>'."
+    message = "You didn't provide an API key. Send it as 'Authorization: Bearer <key>'."
+    return Reply(401, error_body("openai_responses", 401, message))
 
 
-def _auth_azure(request: Request) -> str | None:
+def _auth_azure(request: Request) -> Reply | None:
     if request.headers.get("api-key") or _bearer(request):
         return None
-    return "Access denied due to missing subscription key or Bearer token."
+    message = "Access denied due to missing subscription key or Bearer token."
+    return Reply(401, error_body("openai_responses", 401, message))
 
 
-def _auth_anthropic(request: Request) -> str | None:
+def _auth_anthropic(request: Request) -> Reply | None:
     if not (request.headers.get("x-api-key") or _bearer(request)):
-        return "x-api-key header is required"
+        return Reply(401, error_body("anthropic_messages", 401, "x-api-key header is required"))
     if not request.headers.get("anthropic-version"):
-        return "anthropic-version header is required"
+        message = "anthropic-version: header is required"
+        return Reply(400, error_body("anthropic_messages", 400, message))
     return None
 
 
-def _auth_gemini(request: Request) -> str | None:
+def _auth_gemini(request: Request) -> Reply | None:
     if request.headers.get("x-goog-api-key") or request.query_params.get("key"):
         return None
-    return "Method doesn't allow unregistered callers. Please use an API key."
+    message = "Method doesn't allow unregistered callers. Please use an API key."
+    return Reply(401, error_body("gemini_interactions", 401, message))
 
+
+# -- the pipeline ------------------------------------------------------------------------------
 
 _SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 
 
-def _endpoint(protocol: str, auth: Callable[[Request], str | None]) -> Any:
+def reply_response(entry: JournalEntry, reply: Reply, outcome: str) -> Response:
+    """Journal ``reply`` and turn it into a JSON response."""
+    entry_end(entry, reply.status, reply.body, outcome)
+    return JSONResponse(reply.body, status_code=reply.status, headers=reply.headers)
+
+
+def entry_end(
+    entry: JournalEntry,
+    status: int,
+    response: Any,
+    outcome: str,
+    location: str | None = None,
+    problems: tuple[str, ...] = (),
+) -> None:
+    Journal.end(
+        entry, status=status, response=response, outcome=outcome, location=location,
+        problems=problems,
+    )  # fmt: skip
+
+
+def begin_entry(request: Request, state: MockState, protocol: str | None) -> JournalEntry:
+    return state.journal.begin(
+        test_id=request.headers.get(TEST_ID_HEADER, "default"),
+        conversation=request.headers.get(CONVERSATION_HEADER, "default"),
+        protocol=protocol,
+        method=request.method,
+        path=request.url.path,
+        query=request.url.query,
+        headers=dict(request.headers),
+        body=None,
+    )
+
+
+async def read_json(request: Request, entry: JournalEntry) -> Any:
+    """The request body as strict JSON (also journaled); raises ``CallgateError``."""
+    raw = await request.body()
+    try:
+        body = loads_strict(raw)
+    except CallgateError:
+        entry.body = raw.decode("utf-8", "replace")
+        raise
+    entry.body = body
+    return body
+
+
+def _endpoint(protocol: str, auth: Callable[[Request], Reply | None]) -> Any:
     async def endpoint(request: Request) -> Response:
-        problem = auth(request)
-        if problem is not None:
-            status = 400 if "anthropic-version" in problem else 401
-            return JSONResponse(error_body(protocol, status, problem), status_code=status)
-        try:
-            body = loads_strict(await request.body())
-        except CallgateError as exc:
-            return JSONResponse(
-                error_body(protocol, 400, f"request body is not valid JSON: {exc}"), status_code=400
-            )
-        if not isinstance(body, dict):
-            return JSONResponse(error_body(protocol, 400, "body must be a JSON object"), 400)
         state: MockState = request.app.state.callgate
-        conversation = request.headers.get(CONVERSATION_HEADER, "default")
-        outcome = state._take(conversation, protocol, body)
+        entry = begin_entry(request, state, protocol)
+        session = state.session(entry.test_id)
+        conversation = entry.conversation or "default"
+        reply = _faults.before_request(state, session, protocol)
+        if reply is not None:
+            return reply_response(entry, reply, "fault")
+        reply = auth(request)
+        if reply is not None:
+            return reply_response(entry, reply, "rejected")
+        try:
+            body = await read_json(request, entry)
+        except CallgateError as exc:
+            message = f"request body is not valid JSON: {exc}"
+            return reply_response(entry, Reply(400, error_body(protocol, 400, message)), "rejected")
+        if not isinstance(body, dict):
+            reply = Reply(400, error_body(protocol, 400, "body must be a JSON object"))
+            return reply_response(entry, reply, "rejected")
+        turn = state.next_turn(session, conversation)
+        reply = _faults.turn_http_error(state, session, conversation, turn, protocol)
+        if reply is not None:
+            return reply_response(entry, reply, "fault")
+        reply = _store.precheck(state, session, protocol, body) or _validate.check(
+            state, session, protocol, body
+        )
+        if reply is not None:
+            return reply_response(entry, reply, "rejected")
+        outcome = state.take(session, conversation, protocol, body)
         if isinstance(outcome, Mismatch):
             where = f" at {outcome.location}" if outcome.location else ""
             message = f"callgate mock: request does not match the script{where}: " + "; ".join(
                 outcome.problems
             )
-            return JSONResponse(error_body(protocol, 400, message), status_code=400)
-        if outcome.body is not None:
-            return JSONResponse(outcome.body, headers={"request-id": outcome.response_id})
+            reply = Reply(400, error_body(protocol, 400, message))
+            entry_end(entry, 400, reply.body, "mismatch", outcome.location, outcome.problems)
+            return JSONResponse(reply.body, status_code=400)
+        _store.record(state, session, protocol, outcome)
+        rendered = outcome.rendered
+        location = outcome.turn.location
+        headers = {"request-id": rendered.response_id}
+        if rendered.body is not None:
+            entry_end(entry, 200, rendered.body, "matched", location)
+            return JSONResponse(rendered.body, headers=headers)
 
-        async def frames() -> AsyncIterator[bytes]:
-            for frame in outcome.frames:
-                yield frame
+        async def stream() -> AsyncIterator[bytes]:
+            sent: list[bytes] = []
+            try:
+                async for frame in _faults.frames(state, session, outcome):
+                    sent.append(frame)
+                    yield frame
+            finally:
+                text = b"".join(sent).decode("utf-8", "replace")
+                entry_end(entry, 200, text, "matched", location)
 
         return StreamingResponse(
-            frames(),
-            media_type="text/event-stream",
-            headers={**_SSE_HEADERS, "request-id": outcome.response_id},
+            stream(), media_type="text/event-stream", headers={**_SSE_HEADERS, **headers}
         )
 
     return endpoint
+
+
+def _gemini_versioned(endpoint: Any) -> Any:
+    async def versioned(request: Request) -> Response:
+        if request.path_params["version"] not in ("v1", "v1beta"):
+            body = error_body("gemini_interactions", 404, "unknown API version")
+            return JSONResponse(body, status_code=404)
+        response: Response = await endpoint(request)
+        return response
+
+    return versioned
+
+
+async def _journal(request: Request) -> Response:
+    state: MockState = request.app.state.callgate
+    test_id = request.query_params.get("test_id")
+    return JSONResponse([e.to_dict() for e in state.journal.entries(test_id=test_id)])
 
 
 def create_app(script: Script, *, state: MockState | None = None) -> Starlette:
@@ -205,18 +217,16 @@ def create_app(script: Script, *, state: MockState | None = None) -> Starlette:
             _gemini_versioned(_endpoint("gemini_interactions", _auth_gemini)),
             methods=["POST"],
         ),
+        Route("/_callgate/journal", _journal, methods=["GET"]),
+        *_store.state_routes(),
+        *_faults.control_routes(),
     ]
     app = Starlette(routes=routes)
     app.state.callgate = state if state is not None else MockState(script)
     return app
 
 
-def _gemini_versioned(endpoint: Any) -> Any:
-    async def versioned(request: Request) -> Response:
-        if request.path_params["version"] not in ("v1", "v1beta"):
-            body = error_body("gemini_interactions", 404, "unknown API version")
-            return JSONResponse(body, status_code=404)
-        response: Response = await endpoint(request)
-        return response
-
-    return versioned
+def session_of(request: Request) -> tuple[MockState, Session]:
+    """The state and the caller's session (by ``x-callgate-test-id``)."""
+    state: MockState = request.app.state.callgate
+    return state, state.session(request.headers.get(TEST_ID_HEADER, "default"))

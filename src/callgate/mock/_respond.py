@@ -20,7 +20,7 @@ from ..gemini_interactions import _render as gemini_render
 from ..openai_responses import _render as openai_render
 from ._script import ScriptTurn
 
-__all__ = ["Rendered", "error_body", "render"]
+__all__ = ["Rendered", "Reply", "error_body", "render"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -33,6 +33,15 @@ class Rendered:
     body: dict[str, Any] | None  # non-streaming body
     sse: bytes  # the encoded stream (b"" for a JSON body)
     frames: tuple[bytes, ...]  # one SSE frame per event, in order
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Reply:
+    """A complete non-success answer: status, JSON body and extra headers."""
+
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 class _Ids:

@@ -12,8 +12,10 @@ from typing import Any
 import uvicorn
 
 from .._errors import UsageError
-from ._app import Mismatch, MockState, create_app
+from ._app import create_app
+from ._journal import Journal
 from ._script import Script
+from ._state import Mismatch, MockState
 
 __all__ = ["MockServer"]
 
@@ -122,6 +124,11 @@ class MockServer:
         return f"{self.url}/gemini"
 
     # -- what happened --------------------------------------------------------------------
+
+    @property
+    def journal(self) -> Journal:
+        """Every request received and what was answered (credentials redacted)."""
+        return self.state.journal
 
     @property
     def mismatches(self) -> list[Mismatch]:

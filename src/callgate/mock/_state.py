@@ -1,0 +1,178 @@
+"""What a running mock remembers: sessions, cursors, served turns, mismatches, journal.
+
+A *session* is everything one test sees: its own cursor over each scripted
+conversation, its own stored responses/interactions and its own runtime faults. The
+session is chosen by the ``x-callgate-test-id`` header (default ``"default"``), so
+concurrent tests can share one server without cross-talk; the conversation inside it
+by ``x-callgate-conversation`` (default ``"default"``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from typing import Any
+
+from ._journal import Journal
+from ._match import mismatches
+from ._requests import view_request
+from ._respond import Rendered, render
+from ._script import Script, ScriptTurn
+
+__all__ = [
+    "CONVERSATION_HEADER",
+    "TEST_ID_HEADER",
+    "Mismatch",
+    "MockState",
+    "Served",
+    "Session",
+]
+
+TEST_ID_HEADER = "x-callgate-test-id"
+CONVERSATION_HEADER = "x-callgate-conversation"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Mismatch:
+    """A request that matched no turn: where, and every problem found."""
+
+    conversation: str
+    protocol: str
+    location: str | None
+    problems: tuple[str, ...]
+    test_id: str = "default"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Served:
+    """A turn the mock answered, with the request that consumed it."""
+
+    test_id: str
+    conversation: str
+    turn_number: int
+    turn: ScriptTurn
+    rendered: Rendered
+    request: dict[str, Any]
+
+    # Tuple-like access keeps ``for conversation, number, rendered in state.served``.
+    def __iter__(self) -> Any:
+        return iter((self.conversation, self.turn_number, self.rendered))
+
+    def __getitem__(self, index: int) -> Any:
+        return (self.conversation, self.turn_number, self.rendered)[index]
+
+
+@dataclasses.dataclass(slots=True)
+class Conversation:
+    cursor: int = 0
+    previous: Rendered | None = None
+    history: list[Served] = dataclasses.field(default_factory=list)
+
+
+class Session:
+    """One test's view of the script. Guarded by the owning state's lock."""
+
+    def __init__(self, test_id: str, script: Script) -> None:
+        self.test_id = test_id
+        self.conversations = {name: Conversation() for name in script.conversations}
+        # Filled by the stored-state and fault layers; plain dicts keep them decoupled.
+        self.store: dict[str, Any] = {}
+        self.faults: list[dict[str, Any]] = []
+
+
+class MockState:
+    """Everything the app remembers. Thread-safe: one lock guards all sessions."""
+
+    def __init__(self, script: Script) -> None:
+        self.script = script
+        self.journal = Journal()
+        self.mismatches: list[Mismatch] = []
+        self.served: list[Served] = []
+        self._sessions: dict[str, Session] = {}
+        self.lock = threading.RLock()
+
+    def session(self, test_id: str = "default") -> Session:
+        with self.lock:
+            found = self._sessions.get(test_id)
+            if found is None:
+                found = self._sessions[test_id] = Session(test_id, self.script)
+            return found
+
+    def remaining(self, test_id: str = "default") -> dict[str, int]:
+        """Turns not yet consumed, per conversation, for one session."""
+        with self.lock:
+            session = self.session(test_id)
+            return {
+                name: len(self.script.conversations[name]) - conv.cursor
+                for name, conv in session.conversations.items()
+            }
+
+    def next_turn(self, session: Session, conversation: str) -> ScriptTurn | None:
+        """The turn the next request of ``conversation`` must match, if any."""
+        with self.lock:
+            conv = session.conversations.get(conversation)
+            turns = self.script.conversations.get(conversation, ())
+            if conv is None or conv.cursor >= len(turns):
+                return None
+            return turns[conv.cursor]
+
+    def take(
+        self, session: Session, conversation: str, protocol: str, body: dict[str, Any]
+    ) -> Served | Mismatch:
+        """Match ``body`` against the next turn; on success render it and advance."""
+        with self.lock:
+            conv = session.conversations.get(conversation)
+            if conv is None:
+                return self.record_mismatch(
+                    session, conversation, protocol, None, "unknown conversation"
+                )
+            turns = self.script.conversations[conversation]
+            if conv.cursor >= len(turns):
+                return self.record_mismatch(
+                    session, conversation, protocol, None, "the script has no turn left"
+                )
+            turn = turns[conv.cursor]
+            if turn.protocol != protocol:
+                return self.record_mismatch(
+                    session, conversation, protocol, turn.location,
+                    f"next turn is {turn.protocol}, request came on the {protocol} route",
+                )  # fmt: skip
+            problems = mismatches(
+                turn.expect,
+                view_request(protocol, body),
+                previous_response_id=conv.previous.response_id if conv.previous else None,
+                previous_calls=conv.previous.calls if conv.previous else (),
+            )
+            if problems:
+                return self.record_mismatch(
+                    session, conversation, protocol, turn.location, *problems
+                )
+            model = body.get("model")
+            rendered = render(
+                turn,
+                seed=self.script.seed,
+                conversation=conversation,
+                turn_number=conv.cursor,
+                stream=body.get("stream") is True,
+                baseline=self.script.baseline,
+                model=model if isinstance(model, str) else None,
+            )
+            served = Served(session.test_id, conversation, conv.cursor, turn, rendered, body)
+            conv.cursor += 1
+            conv.previous = rendered
+            conv.history.append(served)
+            self.served.append(served)
+            return served
+
+    def record_mismatch(
+        self,
+        session: Session,
+        conversation: str,
+        protocol: str,
+        location: str | None,
+        *problems: str,
+    ) -> Mismatch:
+        mismatch = Mismatch(conversation, protocol, location, problems, session.test_id)
+        with self.lock:
+            self.mismatches.append(mismatch)
+        return mismatch
