@@ -27,7 +27,12 @@ Turn shape::
                  "usage": {"input_tokens": int, "output_tokens": int},
                  "chunking": "whole" | "char" | {"fixed": n} | {"random": {"seed": n, "max": n}},
                  "interleave": "sequential" | "round_robin",
-                 "disconnect_after": n}}   # close the stream after n events (a truncation)
+                 "disconnect_after": n,    # close the stream after n events (a truncation)
+                 "fault": {...},           # see callgate.mock._faults
+                 "pacing": {...}}}         # see callgate.mock._faults
+
+``"validation": {"<check>": false}`` at the top level switches off a provider-native
+request check by name (see callgate.mock._validate).
 """
 
 from __future__ import annotations
@@ -63,6 +68,7 @@ _EXPECT_KEYS = {
 }  # fmt: skip
 _RESPOND_KEYS = {
     "text", "calls", "reasoning", "status", "usage", "chunking", "interleave", "disconnect_after",
+    "fault", "pacing",
 }  # fmt: skip
 _RESULT_KEYS = {"call_id", "name", "output", "output_contains", "is_error"}
 _CALL_KEYS = {"name", "arguments", "raw", "id"}
@@ -100,6 +106,8 @@ class Script:
     seed: int = 0
     path: str | None = None
     baseline: str = CURRENT_REVISION
+    # Provider-native request checks switched on or off by name (all on by default).
+    validation: Mapping[str, bool] = dataclasses.field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, obj: Any, *, path: str | None = None) -> Script:
@@ -151,9 +159,16 @@ class ScriptBuilder:
     turn to ``conversation`` (default ``"default"``); ``build()`` validates everything.
     """
 
-    def __init__(self, *, seed: int = 0, baseline: str = CURRENT_REVISION) -> None:
+    def __init__(
+        self,
+        *,
+        seed: int = 0,
+        baseline: str = CURRENT_REVISION,
+        validation: Mapping[str, bool] | None = None,
+    ) -> None:
         self._seed = seed
         self._baseline = baseline
+        self._validation = dict(validation or {})
         self._conversations: dict[str, list[dict[str, Any]]] = {}
 
     def turn(
@@ -173,6 +188,7 @@ class ScriptBuilder:
         doc = {
             "seed": self._seed,
             "baseline": self._baseline,
+            "validation": self._validation,
             "conversations": self._conversations,
         }
         return _parse_script(copy.deepcopy(doc), None)
@@ -210,7 +226,10 @@ class _Ctx:
 
 def _parse_script(obj: Any, path: str | None) -> Script:
     ctx = _Ctx(path)
-    top = ctx.obj(obj, "", {"seed", "baseline", "conversations", "turns"})
+    top = ctx.obj(obj, "", {"seed", "baseline", "validation", "conversations", "turns"})
+    validation = ctx.obj(top.get("validation", {}), "/validation")
+    for name, enabled in validation.items():
+        ctx.typed(enabled, bool, f"/validation/{name}")
     seed = ctx.typed(top.get("seed", 0), int, "/seed")
     baseline = top.get("baseline", CURRENT_REVISION)
     if baseline not in REVISIONS:
@@ -230,7 +249,13 @@ def _parse_script(obj: Any, path: str | None) -> Script:
         )
     if not conversations:
         raise ctx.fail(base, "a script needs at least one conversation")
-    return Script(conversations=conversations, seed=seed, path=path, baseline=baseline)
+    return Script(
+        conversations=conversations,
+        seed=seed,
+        path=path,
+        baseline=baseline,
+        validation=validation,
+    )
 
 
 def _parse_turn(ctx: _Ctx, turn: Any, loc: str) -> ScriptTurn:
@@ -288,6 +313,10 @@ def _parse_turn(ctx: _Ctx, turn: Any, loc: str) -> ScriptTurn:
         raise ctx.fail(f"{loc}/respond/interleave", "interleave is 'sequential' or 'round_robin'")
     if "disconnect_after" in respond:
         ctx.typed(respond["disconnect_after"], int, f"{loc}/respond/disconnect_after")
+    # Their meaning is checked by the fault layer when an app is created for the script.
+    for key in ("fault", "pacing"):
+        if key in respond:
+            ctx.obj(respond[key], f"{loc}/respond/{key}")
     return ScriptTurn(protocol=protocol, expect=expect, respond=respond, location=loc)
 
 
