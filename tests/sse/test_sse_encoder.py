@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from callgate import UsageError
-from callgate.sse import ServerSentEvent, SSEDecoder, encode_event
+from callgate.sse import ServerSentEvent, SSEDecoder, encode_event, encode_json_events
 
 E = ServerSentEvent
 
@@ -100,3 +100,20 @@ def test_round_trip_of_a_first_event(ev: ServerSentEvent, chunk_size: int) -> No
 @given(st.lists(events.filter(lambda ev: ev.id is not None), max_size=6))
 def test_round_trip_of_a_stream_with_ids(evs: list[ServerSentEvent]) -> None:
     assert decode(b"".join(map(encode_event, evs))) == evs
+
+
+def test_encode_json_events_names_each_event_by_its_key() -> None:
+    data = encode_json_events([{"type": "a", "n": 1}, {"type": "b", "s": "é"}], name_key="type")
+    events = SSEDecoder().feed(data)
+    assert [(e.event, e.data) for e in events] == [
+        ("a", '{"type":"a","n":1}'),
+        ("b", '{"type":"b","s":"é"}'),
+    ]
+
+
+@pytest.mark.parametrize(
+    "obj", [{"n": 1}, {"type": 5}, {"type": "a", "x": float("nan")}, {"type": "a", "x": object()}]
+)
+def test_encode_json_events_refuses_unnamed_or_non_json_objects(obj: dict[str, object]) -> None:
+    with pytest.raises(UsageError):
+        encode_json_events([obj], name_key="type")

@@ -9,13 +9,12 @@ its JSON ``type``, which the official SDK needs to route it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .._errors import UsageError
 from .._json import loads_strict
-from ..sse import ServerSentEvent, encode_event
+from ..sse import encode_json_events
 
 Splitter = Callable[[str], list[str]]
 """Turns a text into the pieces streamed as deltas (a chunk plan)."""
@@ -144,12 +143,4 @@ def _delta(index: int, delta: dict[str, Any]) -> dict[str, Any]:
 
 def encode_sse(events: Sequence[Mapping[str, Any]]) -> bytes:
     """SSE bytes: ``event: <type>`` plus one compact JSON ``data:`` line per event."""
-    return b"".join(
-        encode_event(
-            ServerSentEvent(
-                event=str(ev["type"]),
-                data=json.dumps(ev, separators=(",", ":"), ensure_ascii=False),
-            )
-        )
-        for ev in events
-    )
+    return encode_json_events(events, name_key="type")

@@ -10,13 +10,12 @@ call first and streams their ``arguments_delta`` round-robin.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .._errors import UsageError
 from .._json import loads_strict
-from ..sse import ServerSentEvent, encode_event
+from ..sse import encode_json_events
 
 Splitter = Callable[[str], list[str]]
 """Turns a text into the pieces streamed as deltas (a chunk plan)."""
@@ -158,12 +157,4 @@ def _round_robin(streams: list[tuple[int, Iterator[str]]]) -> Iterator[tuple[int
 
 def encode_sse(events: Sequence[Mapping[str, Any]]) -> bytes:
     """SSE bytes: ``event: <event_type>`` plus one compact JSON ``data:`` line per event."""
-    return b"".join(
-        encode_event(
-            ServerSentEvent(
-                event=str(ev["event_type"]),
-                data=json.dumps(ev, separators=(",", ":"), ensure_ascii=False),
-            )
-        )
-        for ev in events
-    )
+    return encode_json_events(events, name_key="event_type")

@@ -11,12 +11,11 @@ gets wrong.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .._errors import UsageError
-from ..sse import ServerSentEvent, encode_event
+from ..sse import encode_json_events
 
 Splitter = Callable[[str], list[str]]
 """Turns a text into the pieces streamed as deltas (a chunk plan)."""
@@ -301,12 +300,4 @@ def _emit_body(emit: Any, index: int, spec: Mapping[str, Any], split: Splitter) 
 
 def encode_sse(events: Sequence[Mapping[str, Any]]) -> bytes:
     """SSE bytes for wire events: ``event: <type>`` and one compact JSON ``data:`` line each."""
-    return b"".join(
-        encode_event(
-            ServerSentEvent(
-                event=str(ev["type"]),
-                data=json.dumps(ev, separators=(",", ":"), ensure_ascii=False),
-            )
-        )
-        for ev in events
-    )
+    return encode_json_events(events, name_key="type")

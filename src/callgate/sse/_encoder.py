@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
 from .._errors import UsageError
 from ._decoder import ServerSentEvent
 
-__all__ = ["encode_event"]
+__all__ = ["encode_event", "encode_json_events"]
 
 
 def _text_field(name: str, value: object, forbidden: str) -> str:
@@ -51,3 +55,23 @@ def encode_event(ev: ServerSentEvent) -> bytes:
         return "".join(out).encode("utf-8")
     except UnicodeEncodeError as exc:
         raise UsageError(f"ServerSentEvent holds a lone surrogate ({exc.reason})") from None
+
+
+def encode_json_events(events: Iterable[Mapping[str, Any]], *, name_key: str) -> bytes:
+    """Encode wire objects as named SSE events: ``event: <obj[name_key]>`` and one compact
+    JSON ``data:`` line each (the framing all three providers use).
+
+    Raises :class:`UsageError` if an object lacks a string ``name_key`` or holds a value
+    JSON cannot encode.
+    """
+    out = []
+    for obj in events:
+        name = obj.get(name_key)
+        if not isinstance(name, str):
+            raise UsageError(f"event object has no string {name_key!r}")
+        try:
+            data = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise UsageError(f"event object is not JSON: {exc}") from None
+        out.append(encode_event(ServerSentEvent(event=name, data=data)))
+    return b"".join(out)
