@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -21,21 +20,17 @@ def _demo(_: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from .mock import MockServer, load_script
+    from .mock import MockServer, load_script, serve_forever
 
-    script = load_script(args.script)
-    with MockServer(script, host=args.host, port=args.port) as server:
+    def ready(server: MockServer) -> None:
         print(f"callgate mock serving {args.script} on {server.url}")
         print(f"  OpenAI Responses       {server.openai_base_url}")
         print(f"  Azure OpenAI v1        {server.azure_openai_base_url}")
         print(f"  Anthropic Messages     {server.anthropic_base_url}")
         print(f"  Gemini Interactions    {server.gemini_base_url}  (api_version v1 or v1beta)")
         sys.stdout.flush()
-        try:
-            while True:
-                time.sleep(3600)
-        except KeyboardInterrupt:
-            pass
+
+    serve_forever(load_script(args.script), host=args.host, port=args.port, on_ready=ready)
     return 0
 
 

@@ -18,8 +18,16 @@ def _one(protocol: str, **respond: object) -> object:
 
 
 @pytest.mark.parametrize("protocol", sorted(PATHS))
-def test_each_sse_frame_leaves_as_its_own_body_message(protocol: str, call_app) -> None:
-    script = _one(protocol, text="hello", calls=[call("f", a=1)], chunking="char")
+def test_per_event_pacing_sends_each_sse_frame_as_its_own_body_message(
+    protocol: str, call_app
+) -> None:
+    script = _one(
+        protocol,
+        text="hello",
+        calls=[call("f", a=1)],
+        chunking="char",
+        pacing={"flush": "per_event"},
+    )
     status, head, bodies, state = call_app(script, protocol, {"model": "m", "stream": True})
     assert status == 200
     assert head["content-type"].startswith("text/event-stream")
@@ -40,12 +48,26 @@ def test_each_sse_frame_leaves_as_its_own_body_message(protocol: str, call_app) 
     assert len(text_deltas) == len("hello")
 
 
+@pytest.mark.parametrize("protocol", sorted(PATHS))
+def test_without_pacing_the_stream_leaves_coalesced_in_one_body_message(
+    protocol: str, call_app
+) -> None:
+    script = _one(protocol, text="hello", calls=[call("f", a=1)], chunking="char")
+    status, _, bodies, state = call_app(script, protocol, {"model": "m", "stream": True})
+    assert status == 200
+    rendered = state.served[0][2]
+    assert len(rendered.frames) > 10
+    assert bodies == [rendered.sse]  # every frame, in order, in one message
+    assert state.journal.last().response == rendered.sse.decode()
+
+
 def test_fixed_chunk_plan_sets_the_number_of_argument_deltas(call_app) -> None:
     args = {"city": "Paris", "unit": "celsius"}
     text = json.dumps(args, separators=(",", ":"))
     script = _one("openai_responses", calls=[call("f", **args)], chunking={"fixed": 5})
     _, _, bodies, _ = call_app(script, "openai_responses", {"model": "m", "stream": True})
-    deltas = [b for b in bodies if b"function_call_arguments.delta" in b.split(b"\n")[0]]
+    events = SSEDecoder().feed(b"".join(bodies))
+    deltas = [e for e in events if e.event == "response.function_call_arguments.delta"]
     assert len(deltas) == -(-len(text) // 5)
 
 
@@ -139,7 +161,13 @@ def test_ids_are_deterministic_from_the_seed() -> None:
 
 
 def test_disconnect_after_cuts_the_stream_before_its_terminal(call_app) -> None:
-    script = _one("anthropic_messages", calls=[call("f", a=1)], chunking="char", disconnect_after=4)
+    script = _one(
+        "anthropic_messages",
+        calls=[call("f", a=1)],
+        chunking="char",
+        disconnect_after=4,
+        pacing={"flush": "per_event"},
+    )
     _, _, bodies, _ = call_app(script, "anthropic_messages", {"model": "m", "stream": True})
     assert len(bodies) == 4
     assert b"message_stop" not in b"".join(bodies)

@@ -6,7 +6,7 @@ Needs the ``server`` extra (Starlette + uvicorn): ``pip install 'callgate[server
 from ._app import create_app
 from ._journal import Journal, JournalEntry
 from ._script import PROTOCOLS, Script, ScriptBuilder, ScriptError, ScriptTurn, call, load_script
-from ._server import MockServer
+from ._server import MockServer, serve_forever
 from ._state import CONVERSATION_HEADER, TEST_ID_HEADER, Mismatch, MockState, Served, Session
 
 __all__ = [
@@ -27,4 +27,5 @@ __all__ = [
     "call",
     "create_app",
     "load_script",
+    "serve_forever",
 ]

@@ -162,10 +162,18 @@ def _endpoint(protocol: str, auth: Callable[[Request], Reply | None]) -> Any:
             entry_end(entry, 200, rendered.body, "matched", location)
             return JSONResponse(rendered.body, headers=headers)
 
+        plan = _faults.stream_plan(state, session, outcome)
+        if plan.simple:
+            # A finite, unpaced stream: one body message, no disconnect-listening task.
+            entry_end(entry, 200, plan.body.decode("utf-8", "replace"), "matched", location)
+            return Response(
+                plan.body, media_type="text/event-stream", headers={**_SSE_HEADERS, **headers}
+            )
+
         async def stream() -> AsyncIterator[bytes]:
             sent: list[bytes] = []
             try:
-                async for frame in _faults.frames(state, session, outcome):
+                async for frame in _faults.send(state, plan):
                     sent.append(frame)
                     yield frame
             finally:
@@ -198,6 +206,8 @@ async def _journal(request: Request) -> Response:
 
 def create_app(script: Script, *, state: MockState | None = None) -> Starlette:
     """A plain ASGI app serving ``script``. ``app.state.callgate`` is its :class:`MockState`."""
+    _validate.check_script(script)
+    _faults.check_script(script)
     routes = [
         Route(
             "/openai/v1/responses", _endpoint("openai_responses", _auth_openai), methods=["POST"]

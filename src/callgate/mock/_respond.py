@@ -200,6 +200,7 @@ _GOOGLE_STATUS = {
     401: "UNAUTHENTICATED",
     403: "PERMISSION_DENIED",
     404: "NOT_FOUND",
+    408: "DEADLINE_EXCEEDED",
     409: "ABORTED",
     429: "RESOURCE_EXHAUSTED",
     500: "INTERNAL",
@@ -210,27 +211,54 @@ _ANTHROPIC_TYPE = {
     401: "authentication_error",
     403: "permission_error",
     404: "not_found_error",
+    408: "timeout_error",
+    409: "conflict_error",
     429: "rate_limit_error",
     500: "api_error",
+    503: "api_error",
     529: "overloaded_error",
 }
 _OPENAI_TYPE = {401: "invalid_request_error", 404: "invalid_request_error", 429: "requests"}
 
 
 def error_body(
-    protocol: str, status: int, message: str, *, code: str | None = None
+    protocol: str,
+    status: int,
+    message: str,
+    *,
+    code: str | None = None,
+    retry_after: int | None = None,
 ) -> dict[str, Any]:
-    """The provider's own error body for an HTTP error."""
+    """The provider's own error body for an HTTP error.
+
+    ``retry_after`` (seconds) adds Google's ``RetryInfo`` (and, for a 429, a
+    ``QuotaFailure``) to a Gemini error's ``details``; the other providers carry it in
+    headers only.
+    """
     if protocol == "anthropic_messages":
         kind = _ANTHROPIC_TYPE.get(status, "api_error")
         return {"type": "error", "error": {"type": kind, "message": message}}
     if protocol == "gemini_interactions":
-        return {
-            "error": {
-                "code": status,
-                "message": message,
-                "status": _GOOGLE_STATUS.get(status, "UNKNOWN"),
-            }
+        error: dict[str, Any] = {
+            "code": status,
+            "message": message,
+            "status": _GOOGLE_STATUS.get(status, "UNKNOWN"),
         }
+        details: list[dict[str, Any]] = []
+        if status == 429:
+            violation = {"quotaMetric": "callgate-mock/requests", "quotaId": "callgate-mock"}
+            details.append(
+                {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [violation]}
+            )
+        if retry_after is not None:
+            details.append(
+                {
+                    "@type": "type.googleapis.com/google.rpc.RetryInfo",
+                    "retryDelay": f"{retry_after}s",
+                }
+            )
+        if details:
+            error["details"] = details
+        return {"error": error}
     kind = _OPENAI_TYPE.get(status, "invalid_request_error" if status < 500 else "server_error")
     return {"error": {"message": message, "type": kind, "param": None, "code": code}}

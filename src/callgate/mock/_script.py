@@ -28,8 +28,8 @@ Turn shape::
                  "chunking": "whole" | "char" | {"fixed": n} | {"random": {"seed": n, "max": n}},
                  "interleave": "sequential" | "round_robin",
                  "disconnect_after": n,    # close the stream after n events (a truncation)
-                 "fault": {...},           # see callgate.mock._faults
-                 "pacing": {...}}}         # see callgate.mock._faults
+                 "fault": {"type": "http_error" | "error_event" | "truncate" | ..., ...},  # see
+                 "pacing": {"first_byte_ms", "event_delay_ms", "flush"}}}  # mock._faults_spec
 
 ``"validation": {"<check>": false}`` at the top level switches off a provider-native
 request check by name (see callgate.mock._validate).

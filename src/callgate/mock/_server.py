@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import socket
 import threading
 import time
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
@@ -17,7 +19,7 @@ from ._journal import Journal
 from ._script import Script
 from ._state import Mismatch, MockState
 
-__all__ = ["MockServer"]
+__all__ = ["MockServer", "serve_forever"]
 
 
 class MockServer:
@@ -45,23 +47,18 @@ class MockServer:
     def start(self) -> MockServer:
         if self._server is not None:
             raise UsageError("MockServer is already running")
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((self._host, self._port))
-        except OSError as exc:
-            sock.close()
-            raise UsageError(f"cannot bind {self._host}:{self._port}: {exc.strerror}") from exc
-        self._socket = sock
+        self._socket = sock = _bind(self._host, self._port)
+        self.state.closing.clear()
         config = uvicorn.Config(
             self.app, log_level="warning", lifespan="off", access_log=False, ws="none"
         )
         self._server = server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=lambda: asyncio.run(server.serve(sockets=[sock])),
-            name="callgate-mock",
-            daemon=True,
-        )
+
+        def run() -> None:
+            with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+                runner.run(server.serve(sockets=[sock]))
+
+        self._thread = threading.Thread(target=run, name="callgate-mock", daemon=True)
         self._thread.start()
         deadline = time.monotonic() + 10
         while not server.started:
@@ -73,6 +70,7 @@ class MockServer:
 
     def stop(self) -> None:
         server, thread = self._server, self._thread
+        self.state.closing.set()
         if server is not None:
             server.should_exit = True
         if thread is not None:
@@ -142,3 +140,62 @@ class MockServer:
         left = {name: n for name, n in self.state.remaining().items() if n}
         if left:
             raise UsageError(f"turns left unserved: {left}")
+
+
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop's loop when it is installed (``uvicorn[standard]``), else asyncio's."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
+    return factory
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise UsageError(f"cannot bind {host}:{port}: {exc.strerror}") from exc
+    return sock
+
+
+def serve_forever(
+    script: Script,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    on_ready: Callable[[MockServer], None] | None = None,
+) -> None:
+    """Serve ``script`` in the foreground until interrupted: the standalone server of
+    ``callgate serve``. The socket is listening before ``on_ready`` is called.
+
+    Tuned for a long-lived process of its own: uvloop/httptools when installed, and the
+    cyclic garbage collector run less often (every request keeps its journal entry, so
+    frequent full collections would slow a long run down). Raises :class:`UsageError` if
+    the address cannot be bound.
+    """
+    mock = MockServer(script, host=host, port=port)
+    sock = _bind(host, port)
+    mock._socket = sock
+    config = uvicorn.Config(
+        mock.app, log_level="warning", lifespan="off", access_log=False, ws="none"
+    )
+    server = uvicorn.Server(config)
+    if on_ready is not None:
+        on_ready(mock)
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(100_000, 50, 1_000)
+    try:
+        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+            runner.run(server.serve(sockets=[sock]))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        mock.state.closing.set()
+        sock.close()

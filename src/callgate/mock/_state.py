@@ -18,6 +18,7 @@ from ._match import mismatches
 from ._requests import view_request
 from ._respond import Rendered, render
 from ._script import Script, ScriptTurn
+from ._store_state import SessionStore
 
 __all__ = [
     "CONVERSATION_HEADER",
@@ -29,6 +30,7 @@ __all__ = [
 ]
 
 TEST_ID_HEADER = "x-callgate-test-id"
+_MAX_RENDERED = 4096
 CONVERSATION_HEADER = "x-callgate-conversation"
 
 
@@ -75,9 +77,9 @@ class Session:
     def __init__(self, test_id: str, script: Script) -> None:
         self.test_id = test_id
         self.conversations = {name: Conversation() for name in script.conversations}
-        # Filled by the stored-state and fault layers; plain dicts keep them decoupled.
-        self.store: dict[str, Any] = {}
-        self.faults: list[dict[str, Any]] = []
+        # Filled by the stored-state (callgate.mock._store) and fault layers.
+        self.store = SessionStore()
+        self.faults: list[Any] = []  # callgate.mock._faults.Armed
 
 
 class MockState:
@@ -90,6 +92,9 @@ class MockState:
         self.served: list[Served] = []
         self._sessions: dict[str, Session] = {}
         self.lock = threading.RLock()
+        self._rendered: dict[tuple[str, int, bool, str | None], Rendered] = {}
+        # Set when the server shuts down, so streams held open on purpose can end.
+        self.closing = threading.Event()
 
     def session(self, test_id: str = "default") -> Session:
         with self.lock:
@@ -148,14 +153,12 @@ class MockState:
                     session, conversation, protocol, turn.location, *problems
                 )
             model = body.get("model")
-            rendered = render(
+            rendered = self._render(
                 turn,
-                seed=self.script.seed,
-                conversation=conversation,
-                turn_number=conv.cursor,
-                stream=body.get("stream") is True,
-                baseline=self.script.baseline,
-                model=model if isinstance(model, str) else None,
+                conversation,
+                conv.cursor,
+                body.get("stream") is True,
+                model if isinstance(model, str) else None,
             )
             served = Served(session.test_id, conversation, conv.cursor, turn, rendered, body)
             conv.cursor += 1
@@ -163,6 +166,28 @@ class MockState:
             conv.history.append(served)
             self.served.append(served)
             return served
+
+    def _render(
+        self, turn: ScriptTurn, conversation: str, number: int, stream: bool, model: str | None
+    ) -> Rendered:
+        # A rendered turn depends only on these (seed and baseline are the script's), and
+        # every session replays the same script: render each once. Rendered turns are
+        # never changed in place (the store copies before it edits), so sharing is safe.
+        key = (conversation, number, stream, model)
+        found = self._rendered.get(key)
+        if found is None:
+            if len(self._rendered) >= _MAX_RENDERED:
+                self._rendered.clear()  # models come from requests: keep the memo bounded
+            found = self._rendered[key] = render(
+                turn,
+                seed=self.script.seed,
+                conversation=conversation,
+                turn_number=number,
+                stream=stream,
+                baseline=self.script.baseline,
+                model=model,
+            )
+        return found
 
     def record_mismatch(
         self,

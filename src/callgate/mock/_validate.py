@@ -1,6 +1,36 @@
 """Provider-native request validation: broken continuations get the provider's real 400.
 
-Checks run before script matching and can be switched off per script.
+Checks run before script matching (a refused request does not consume its turn) and
+each can be switched off per script by name: ``{"validation": {"<name>": false}}``. A
+switched-off check lets the request through to the script, which then judges it like
+any other request. The names, per provider:
+
+OpenAI Responses (``previous_response_id`` / replayed ``input`` items)
+    ``openai_previous_response_found``  the previous id names a stored response
+    ``openai_output_has_call``          every ``function_call_output`` answers a call of the
+                                        referenced chain or of an earlier replayed item
+    ``openai_call_has_output``          every call of the previous response, and every
+                                        replayed ``function_call``, has an output
+    ``openai_reasoning_has_next_item``  a replayed reasoning item keeps the item after it
+    ``openai_replay_matches_emitted``   a replayed item equals what this session's mock
+                                        emitted under that id
+Anthropic Messages (the full history)
+    ``anthropic_tool_use_has_result``   every ``tool_use`` is answered in the next message
+    ``anthropic_tool_result_first``     ``tool_result`` blocks come first in their message
+    ``anthropic_tool_result_has_tool_use``  every ``tool_use_id`` names a ``tool_use`` of
+                                        the previous message
+    ``anthropic_thinking_signature``    a thinking block's signature matches its content
+    ``anthropic_thinking_kept``         with thinking on, a continued tool turn keeps the
+                                        thinking block it started with
+Gemini Interactions (``previous_interaction_id`` / ``input`` steps)
+    ``gemini_previous_interaction_found``   the previous id names an interaction (404)
+    ``gemini_previous_interaction_stored``  ... created with ``store`` on (400)
+    ``gemini_previous_interaction_active``  ... that was not cancelled (400)
+    ``gemini_result_has_call``          every ``function_result`` answers a known call
+    ``gemini_call_has_result``          every pending call gets a ``function_result``
+
+The previous-id checks run first (:func:`callgate.mock._store.precheck`), then the
+history checks below, in the order listed.
 """
 
 from __future__ import annotations
@@ -8,11 +38,59 @@ from __future__ import annotations
 from typing import Any
 
 from ._respond import Reply
+from ._script import Script, ScriptError
 from ._state import MockState, Session
+from ._validate_anthropic import check_anthropic
+from ._validate_gemini import check_gemini
+from ._validate_openai import check_openai
 
-__all__ = ["check"]
+__all__ = ["CHECKS", "check", "check_script", "enabled"]
+
+CHECKS: tuple[str, ...] = (
+    "openai_previous_response_found",
+    "openai_output_has_call",
+    "openai_call_has_output",
+    "openai_reasoning_has_next_item",
+    "openai_replay_matches_emitted",
+    "anthropic_tool_use_has_result",
+    "anthropic_tool_result_first",
+    "anthropic_tool_result_has_tool_use",
+    "anthropic_thinking_signature",
+    "anthropic_thinking_kept",
+    "gemini_previous_interaction_found",
+    "gemini_previous_interaction_stored",
+    "gemini_previous_interaction_active",
+    "gemini_result_has_call",
+    "gemini_call_has_result",
+)
+
+_ALL = frozenset(CHECKS)
+
+
+def check_script(script: Script) -> None:
+    """Raise :class:`~callgate.mock.ScriptError` for a validation switch with an unknown name."""
+    for name in script.validation:
+        if name not in CHECKS:
+            raise ScriptError(
+                f"unknown validation check {name!r} (known: {', '.join(CHECKS)})",
+                path=script.path,
+                location=f"/validation/{name}",
+            )
+
+
+def enabled(state: MockState, name: str) -> bool:
+    """Whether check ``name`` runs for this script (every check is on by default)."""
+    return state.script.validation.get(name, True) is not False
 
 
 def check(state: MockState, session: Session, protocol: str, body: dict[str, Any]) -> Reply | None:
     """The provider's error for a request the real API would refuse, else ``None``."""
+    on = _ALL if not state.script.validation else {n for n in CHECKS if enabled(state, n)}
+    with state.lock:
+        if protocol == "openai_responses":
+            return check_openai(session.store, body, on)
+        if protocol == "anthropic_messages":
+            return check_anthropic(session.store, body, on)
+        if protocol == "gemini_interactions":
+            return check_gemini(session.store, body, on)
     return None

@@ -1,0 +1,210 @@
+"""The fault and pacing schema, and its validation (scripts and the control endpoint).
+
+A fault is one JSON object with a ``type``; ``after`` counts the events sent before the
+fault strikes (a value past the end of the stream strikes at its end)::
+
+    {"type": "http_error", "status": 400|401|403|404|408|409|429|500|503|529,
+     "message": str, "retry_after": int seconds, "times": int}     # 529: Anthropic only
+    {"type": "disconnect", "after": n}            # close the stream after n events
+    {"type": "error_event", "after": n, "message": str, "error_type": str, "code": str,
+     "shape": "nested" | "flat"}                   # shape: OpenAI only (default nested)
+    {"type": "malformed", "after": n, "data": str} # a frame whose data is not JSON
+                                                   # (written verbatim; default: cut JSON)
+    {"type": "duplicate", "after": n, "payload": "same" | "different"}  # re-send event n-1
+                                                   # "different": Gemini only (same event_id)
+    {"type": "out_of_order", "after": n}          # events n and n+1 swap places
+    {"type": "truncate", "call": i, "keep": chars} # cut call i's arguments, truncated terminal
+    {"type": "never_end", "after": n}             # send n events (default all), hold open
+
+Pacing: ``{"first_byte_ms": int, "event_delay_ms": int, "flush": "coalesce" | "per_event"}``.
+Without pacing a stream leaves in one body message; ``event_delay_ms`` implies (and
+needs) ``"per_event"``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ._script import Script, ScriptError, ScriptTurn
+
+__all__ = [
+    "HTTP_STATUSES",
+    "STREAM_FAULTS",
+    "check_fault",
+    "check_pacing",
+    "check_script",
+    "fits",
+]
+
+HTTP_STATUSES = frozenset({400, 401, 403, 404, 408, 409, 429, 500, 503, 529})
+STREAM_FAULTS = frozenset(
+    {"disconnect", "error_event", "malformed", "duplicate", "out_of_order", "truncate", "never_end"}
+)
+_KEYS: dict[str, set[str]] = {
+    "http_error": {"status", "message", "retry_after", "times"},
+    "disconnect": {"after"},
+    "error_event": {"after", "message", "error_type", "code", "shape"},
+    "malformed": {"after", "data"},
+    "duplicate": {"after", "payload"},
+    "out_of_order": {"after"},
+    "truncate": {"call", "keep"},
+    "never_end": {"after"},
+}
+_PACING_KEYS = {"first_byte_ms", "event_delay_ms", "flush"}
+
+
+class _BadSpecError(Exception):
+    """A schema problem at ``where`` (a JSON-pointer suffix); converted to ScriptError."""
+
+    def __init__(self, where: str, message: str) -> None:
+        super().__init__(message)
+        self.where = where
+        self.message = message
+
+
+def _count(spec: Mapping[str, Any], key: str, *, minimum: int = 0) -> None:
+    if key in spec:
+        value = spec[key]
+        if type(value) is not int or value < minimum:
+            raise _BadSpecError(f"/{key}", f"{key} must be an int >= {minimum}")
+
+
+def _text(spec: Mapping[str, Any], key: str) -> None:
+    if key in spec and not isinstance(spec[key], str):
+        raise _BadSpecError(f"/{key}", f"{key} must be a string")
+
+
+def _check_fault(spec: Any, protocol: str | None, turn: ScriptTurn | None) -> None:
+    if not isinstance(spec, dict):
+        raise _BadSpecError("", "a fault is an object")
+    kind = spec.get("type")
+    if kind not in _KEYS:
+        raise _BadSpecError("/type", f"type must be one of {', '.join(sorted(_KEYS))}")
+    unknown = sorted(set(spec) - _KEYS[kind] - {"type"})
+    if unknown:
+        raise _BadSpecError("", f"unknown key(s) for a {kind} fault: {', '.join(unknown)}")
+    for key in ("after", "keep", "retry_after", "call"):
+        _count(spec, key)
+    _count(spec, "times", minimum=1)
+    for key in ("message", "error_type", "code", "data"):
+        _text(spec, key)
+    if kind == "http_error":
+        status = spec.get("status")
+        if type(status) is not int or status not in HTTP_STATUSES:
+            raise _BadSpecError("/status", f"status must be one of {sorted(HTTP_STATUSES)}")
+        if status == 529 and protocol not in (None, "anthropic_messages"):
+            raise _BadSpecError("/status", "529 (overloaded) is Anthropic's status only")
+    elif kind in ("disconnect", "error_event", "malformed", "out_of_order", "duplicate") and (
+        "after" not in spec
+    ):
+        raise _BadSpecError("", f"a {kind} fault needs 'after' (events sent before it)")
+    if kind == "duplicate":
+        _count(spec, "after", minimum=1)
+        payload = spec.get("payload", "same")
+        if payload not in ("same", "different"):
+            raise _BadSpecError("/payload", "payload is 'same' or 'different'")
+        if payload == "different" and protocol not in (None, "gemini_interactions"):
+            raise _BadSpecError(
+                "/payload", "a different payload under the same event_id is Gemini's"
+            )
+    if kind == "error_event" and "shape" in spec:
+        if spec["shape"] not in ("nested", "flat"):
+            raise _BadSpecError("/shape", "shape is 'nested' or 'flat'")
+        if protocol not in (None, "openai_responses"):
+            raise _BadSpecError("/shape", "the flat/nested choice exists only for OpenAI")
+    if kind == "truncate" and turn is not None:
+        if "disconnect_after" in turn.respond:
+            raise _BadSpecError(
+                "", "a truncate fault needs the turn's terminal: drop disconnect_after"
+            )
+        check_truncate(spec, turn)
+
+
+def check_truncate(spec: Mapping[str, Any], turn: ScriptTurn) -> None:
+    """Raise ``_BadSpecError`` unless ``spec`` cuts one of ``turn``'s calls inside its arguments."""
+    calls = turn.respond.get("calls", [])
+    index = spec.get("call", 0)
+    if index >= len(calls):
+        raise _BadSpecError("/call", f"the turn has {len(calls)} call(s); there is no call {index}")
+    call = calls[index]
+    text = (
+        call["raw"]
+        if "raw" in call
+        else json.dumps(call.get("arguments", {}), separators=(",", ":"), ensure_ascii=False)
+    )
+    if len(text) < 2:
+        raise _BadSpecError("/call", "the call's arguments are too short to cut in the middle")
+    if not 0 < spec.get("keep", 1) < len(text):
+        raise _BadSpecError(
+            "/keep", f"keep must cut inside the arguments (1..{len(text) - 1} chars)"
+        )
+
+
+def fits(spec: Mapping[str, Any], turn: ScriptTurn) -> bool:
+    """Whether a (runtime) fault can be applied to ``turn`` as it was rendered."""
+    if spec["type"] != "truncate":
+        return True
+    if "disconnect_after" in turn.respond:
+        return False
+    try:
+        check_truncate(spec, turn)
+    except _BadSpecError:
+        return False
+    return True
+
+
+def _check_pacing(spec: Any) -> None:
+    if not isinstance(spec, dict):
+        raise _BadSpecError("", "pacing is an object")
+    unknown = sorted(set(spec) - _PACING_KEYS)
+    if unknown:
+        raise _BadSpecError("", f"unknown key(s) {', '.join(unknown)}")
+    _count(spec, "first_byte_ms")
+    _count(spec, "event_delay_ms")
+    flush = spec.get("flush")
+    if flush is not None and flush not in ("coalesce", "per_event"):
+        raise _BadSpecError("/flush", "flush is 'coalesce' or 'per_event'")
+    if spec.get("event_delay_ms") and flush == "coalesce":
+        raise _BadSpecError("/flush", "event_delay_ms paces every event; it cannot be coalesced")
+
+
+def check_fault(
+    spec: Any, *, protocol: str | None = None, path: str | None = None, location: str = ""
+) -> None:
+    """Validate one fault spec. Raises :class:`ScriptError` naming ``location`` + key."""
+    try:
+        _check_fault(spec, protocol, None)
+    except _BadSpecError as bad:
+        raise ScriptError(bad.message, path=path, location=location + bad.where) from None
+
+
+def check_pacing(spec: Any, *, path: str | None = None, location: str = "") -> None:
+    """Validate one pacing spec. Raises :class:`ScriptError` naming ``location`` + key."""
+    try:
+        _check_pacing(spec)
+    except _BadSpecError as bad:
+        raise ScriptError(bad.message, path=path, location=location + bad.where) from None
+
+
+def check_script(script: Script) -> None:
+    """Validate every turn's ``respond.fault`` and ``respond.pacing``.
+
+    Raises :class:`ScriptError` with the file path and e.g.
+    ``/conversations/default/0/respond/fault/status``. ``times`` belongs to ``http_error``
+    only: a stream fault is served once, with its turn.
+    """
+    for turns in script.conversations.values():
+        for turn in turns:
+            respond = turn.respond
+            where = f"{turn.location}/respond"
+            if "fault" in respond:
+                try:
+                    _check_fault(respond["fault"], turn.protocol, turn)
+                except _BadSpecError as bad:
+                    raise ScriptError(
+                        bad.message, path=script.path, location=f"{where}/fault{bad.where}"
+                    ) from None
+            if "pacing" in respond:
+                check_pacing(respond["pacing"], path=script.path, location=f"{where}/pacing")

@@ -1,0 +1,78 @@
+"""Gemini Interactions: do the ``input`` steps answer the calls they must answer?
+
+The calls a request may answer are those of the chain its ``previous_interaction_id``
+names (that interaction and the ones it continued) and the ``function_call`` steps
+replayed earlier in ``input``. The calls it must answer are the pending calls of the
+previous interaction (unless it was cancelled) and every replayed ``function_call``
+(later in ``input``). In order: ``gemini_result_has_call``, then ``gemini_call_has_result``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from ._respond import Reply
+from ._store_state import SessionStore
+from ._validate_errors import gemini_error
+
+__all__ = ["check_gemini"]
+
+_PROTOCOL = "gemini_interactions"
+
+
+def _steps(body: dict[str, Any]) -> list[Any]:
+    value = body.get("input")
+    return value if isinstance(value, list) else []
+
+
+def _kind(step: Any) -> Any:
+    return step.get("type") if isinstance(step, dict) else None
+
+
+def check_gemini(store: SessionStore, body: dict[str, Any], on: Collection[str]) -> Reply | None:
+    """The first problem the enabled checks find, as Google's 400; ``None`` if none."""
+    steps = _steps(body)
+    previous_id = body.get("previous_interaction_id")
+    previous = store.get(_PROTOCOL, previous_id)
+    known: set[Any] = set()
+    pending: list[tuple[str, str]] = []
+    if previous is not None:
+        for record in store.chain(previous):
+            known.update(call_id for call_id, _ in record.calls)
+        if not previous.cancelled:
+            pending = list(previous.calls)
+    if "gemini_result_has_call" in on:
+        seen = set(known)
+        for position, step in enumerate(steps):
+            if _kind(step) == "function_call":
+                seen.add(step.get("id"))
+            elif _kind(step) == "function_result" and step.get("call_id") not in seen:
+                return gemini_error(
+                    400,
+                    f"input[{position}]: function_result call_id {step.get('call_id')!r} does "
+                    "not match any function_call of the previous interaction or earlier in input.",
+                    "INVALID_ARGUMENT",
+                )
+    if "gemini_call_has_result" in on:
+        last_result: dict[Any, int] = {}
+        for position, step in enumerate(steps):
+            if _kind(step) == "function_result":
+                last_result[step.get("call_id")] = position
+        for call_id, name in pending:
+            if call_id not in last_result:
+                return gemini_error(
+                    400,
+                    f"function_call {call_id!r} ({name}) of interaction {previous_id!r} has no "
+                    "function_result in input; every pending call must be answered.",
+                    "INVALID_ARGUMENT",
+                )
+        for position, step in enumerate(steps):
+            if _kind(step) == "function_call" and last_result.get(step.get("id"), -1) < position:
+                return gemini_error(
+                    400,
+                    f"input[{position}]: function_call {step.get('id')!r} ({step.get('name')}) "
+                    "has no function_result after it in input.",
+                    "INVALID_ARGUMENT",
+                )
+    return None

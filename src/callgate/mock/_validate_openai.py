@@ -1,0 +1,192 @@
+"""OpenAI Responses: is this continuation one the real API would accept?
+
+The context of a request is the chain its ``previous_response_id`` names (that response
+and the ones it continued) plus the items replayed in ``input``. The checks, in order:
+
+1. ``openai_replay_matches_emitted``: an input item carrying the id of an item this
+   session's mock emitted must equal it in what the model produced (a call's ``call_id``,
+   ``name`` and ``arguments``; a message's role and text; a reasoning item's summary and
+   ``encrypted_content``). Status fields and absent optional fields are not compared.
+2. ``openai_reasoning_has_next_item``: a replayed reasoning item must be followed, right
+   after it, by the item that followed it in the output (matched by ``id``, or by
+   ``call_id`` for a call replayed without its optional ``id``).
+3. ``openai_output_has_call``: a ``function_call_output`` must answer a call of the chain
+   or a ``function_call`` replayed earlier in ``input``.
+4. ``openai_call_has_output``: every call of the previous response, and every replayed
+   ``function_call``, must get an output (a replayed call: later in ``input``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from ._respond import Reply
+from ._store_state import SessionStore
+from ._validate_errors import openai_error
+
+__all__ = ["check_openai"]
+
+_PROTOCOL = "openai_responses"
+
+
+def _items(body: dict[str, Any]) -> list[Any]:
+    value = body.get("input")
+    return value if isinstance(value, list) else []
+
+
+def _texts(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return []
+    return [p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+
+
+def _abbreviated(value: str) -> str:
+    return value if len(value) <= 8 else f"{value[:4]}...{value[-4:]}"
+
+
+def _changed_field(sent: dict[str, Any], emitted: dict[str, Any]) -> str | None:
+    """The first model-produced field of ``sent`` that differs from ``emitted``."""
+    kind = emitted.get("type")
+    if "type" in sent and sent["type"] != kind:
+        return "type"
+    if kind == "function_call":
+        for key in ("call_id", "name", "arguments"):
+            if key in sent and sent[key] != emitted.get(key):
+                return key
+    elif kind == "message":
+        if "role" in sent and sent["role"] != emitted.get("role"):
+            return "role"
+        if "content" in sent and _texts(sent["content"]) != _texts(emitted.get("content")):
+            return "content"
+    elif (
+        kind == "reasoning"
+        and "summary" in sent
+        and _texts(sent["summary"]) != _texts(emitted.get("summary"))
+    ):
+        return "summary"
+    return None
+
+
+def _replay_problem(items: list[Any], store: SessionStore) -> Reply | None:
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            continue
+        emitted = store.items.get(item["id"])
+        if emitted is None:
+            continue
+        secret = item.get("encrypted_content")
+        if (
+            emitted.get("type") == "reasoning"
+            and secret is not None
+            and secret != emitted.get("encrypted_content")
+        ):
+            shown = _abbreviated(secret) if isinstance(secret, str) else "<not a string>"
+            return openai_error(
+                400,
+                f"The encrypted content {shown} could not be verified.",
+                code="invalid_encrypted_content",
+            )
+        field = _changed_field(item, emitted)
+        if field is not None:
+            return openai_error(
+                400,
+                f"Item '{item['id']}' of type '{emitted.get('type')}' does not match the item "
+                f"with that id in the model's output: its '{field}' was changed.",
+                param="input",
+            )
+    return None
+
+
+def _same_item(sent: Any, emitted: dict[str, Any]) -> bool:
+    if not isinstance(sent, dict):
+        return False
+    if "id" in sent:
+        return bool(sent["id"] == emitted.get("id"))
+    if emitted.get("type") == "function_call":
+        return sent.get("type") == "function_call" and bool(
+            sent.get("call_id") == emitted.get("call_id")
+        )
+    return bool(sent.get("type", "message") == emitted.get("type"))
+
+
+def _reasoning_problem(items: list[Any], store: SessionStore) -> Reply | None:
+    for position, item in enumerate(items):
+        if not isinstance(item, dict) or item.get("type") != "reasoning":
+            continue
+        following = store.followers.get(str(item.get("id")))
+        if following is None:
+            continue
+        after = items[position + 1] if position + 1 < len(items) else None
+        if not _same_item(after, following):
+            return openai_error(
+                400,
+                f"Item '{item['id']}' of type 'reasoning' was provided without its required "
+                "following item.",
+                param="input",
+            )
+    return None
+
+
+def _output_problem(items: list[Any], chain_calls: set[str]) -> Reply | None:
+    known: set[Any] = set(chain_calls)
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "function_call":
+            known.add(item.get("call_id"))
+        elif item.get("type") == "function_call_output" and item.get("call_id") not in known:
+            return openai_error(
+                400,
+                f"No tool call found for function call output with call_id {item.get('call_id')}.",
+                param="input",
+            )
+    return None
+
+
+def _missing_output(items: list[Any], previous_calls: list[str]) -> Reply | None:
+    last_output: dict[Any, int] = {}
+    for position, item in enumerate(items):
+        if isinstance(item, dict) and item.get("type") == "function_call_output":
+            last_output[item.get("call_id")] = position
+    for call_id in previous_calls:
+        if call_id not in last_output:
+            return _no_output(call_id)
+    for position, item in enumerate(items):
+        if (
+            isinstance(item, dict)
+            and item.get("type") == "function_call"
+            and last_output.get(item.get("call_id"), -1) < position
+        ):
+            return _no_output(item.get("call_id"))
+    return None
+
+
+def _no_output(call_id: Any) -> Reply:
+    return openai_error(400, f"No tool output found for function call {call_id}.", param="input")
+
+
+def check_openai(store: SessionStore, body: dict[str, Any], on: Collection[str]) -> Reply | None:
+    """The first problem the enabled checks find, as OpenAI's 400; ``None`` if none."""
+    items = _items(body)
+    previous = store.get(_PROTOCOL, body.get("previous_response_id"))
+    chain_calls: set[str] = set()
+    previous_calls: list[str] = []
+    if previous is not None:
+        previous_calls = [call_id for call_id, _ in previous.calls]
+        for record in store.chain(previous):
+            chain_calls.update(call_id for call_id, _ in record.calls)
+    if items and ("openai_replay_matches_emitted" in on or "openai_reasoning_has_next_item" in on):
+        store.index()
+    problem = None
+    if "openai_replay_matches_emitted" in on:
+        problem = _replay_problem(items, store)
+    if problem is None and "openai_reasoning_has_next_item" in on:
+        problem = _reasoning_problem(items, store)
+    if problem is None and "openai_output_has_call" in on:
+        problem = _output_problem(items, chain_calls)
+    if problem is None and "openai_call_has_output" in on:
+        problem = _missing_output(items, previous_calls)
+    return problem
