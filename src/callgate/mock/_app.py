@@ -25,7 +25,7 @@ from ._respond import Reply, error_body
 from ._script import Script
 from ._state import CONVERSATION_HEADER, TEST_ID_HEADER, Mismatch, MockState, Session
 
-__all__ = ["create_app"]
+__all__ = ["MockApp", "create_app"]
 
 
 # -- authentication, per provider -----------------------------------------------------------
@@ -92,14 +92,18 @@ def entry_end(
 
 
 def begin_entry(request: Request, state: MockState, protocol: str | None) -> JournalEntry:
+    # Read the raw ASGI scope: building Starlette's URL object twice per request showed up
+    # as the largest single cost of the journal.
+    scope = request.scope
+    headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
     return state.journal.begin(
-        test_id=request.headers.get(TEST_ID_HEADER, "default"),
-        conversation=request.headers.get(CONVERSATION_HEADER, "default"),
+        test_id=headers.get(TEST_ID_HEADER, "default"),
+        conversation=headers.get(CONVERSATION_HEADER, "default"),
         protocol=protocol,
-        method=request.method,
-        path=request.url.path,
-        query=request.url.query,
-        headers=dict(request.headers),
+        method=scope["method"],
+        path=scope["path"],
+        query=scope["query_string"].decode("latin-1"),
+        headers=headers,
         body=None,
     )
 
@@ -204,36 +208,60 @@ async def _journal(request: Request) -> Response:
     return JSONResponse([e.to_dict() for e in state.journal.entries(test_id=test_id)])
 
 
-def create_app(script: Script, *, state: MockState | None = None) -> Starlette:
-    """A plain ASGI app serving ``script``. ``app.state.callgate`` is its :class:`MockState`."""
+class MockApp:
+    """The ASGI app: provider POST routes are dispatched straight to their endpoint (the
+    hot path skips routing and middleware), everything else goes through Starlette.
+
+    ``state.callgate`` is the :class:`MockState`, as on a Starlette app.
+    """
+
+    def __init__(self, inner: Starlette, fast: dict[str, Any]) -> None:
+        self.inner = inner
+        self.state = inner.state
+        self._fast = fast
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            endpoint = self._fast.get(scope["path"])
+            if endpoint is not None:
+                scope["app"] = self.inner
+                response: Response = await endpoint(Request(scope, receive))
+                await response(scope, receive, send)
+                return
+        await self.inner(scope, receive, send)
+
+
+def create_app(script: Script, *, state: MockState | None = None) -> MockApp:
+    """A plain ASGI app serving ``script``. ``app.state.callgate`` is its :class:`MockState`.
+
+    Raises :class:`~callgate.mock.ScriptError` if the script's faults or validation
+    switches are invalid.
+    """
     _validate.check_script(script)
     _faults.check_script(script)
+    openai = _endpoint("openai_responses", _auth_openai)
+    azure = _endpoint("openai_responses", _auth_azure)
+    anthropic = _endpoint("anthropic_messages", _auth_anthropic)
+    gemini = _endpoint("gemini_interactions", _auth_gemini)
     routes = [
-        Route(
-            "/openai/v1/responses", _endpoint("openai_responses", _auth_openai), methods=["POST"]
-        ),
-        Route(
-            "/azure-openai/openai/v1/responses",
-            _endpoint("openai_responses", _auth_azure),
-            methods=["POST"],
-        ),
-        Route(
-            "/anthropic/v1/messages",
-            _endpoint("anthropic_messages", _auth_anthropic),
-            methods=["POST"],
-        ),
-        Route(
-            "/gemini/{version:str}/interactions",
-            _gemini_versioned(_endpoint("gemini_interactions", _auth_gemini)),
-            methods=["POST"],
-        ),
+        Route("/openai/v1/responses", openai, methods=["POST"]),
+        Route("/azure-openai/openai/v1/responses", azure, methods=["POST"]),
+        Route("/anthropic/v1/messages", anthropic, methods=["POST"]),
+        Route("/gemini/{version:str}/interactions", _gemini_versioned(gemini), methods=["POST"]),
         Route("/_callgate/journal", _journal, methods=["GET"]),
         *_store.state_routes(),
         *_faults.control_routes(),
     ]
-    app = Starlette(routes=routes)
-    app.state.callgate = state if state is not None else MockState(script)
-    return app
+    inner = Starlette(routes=routes)
+    inner.state.callgate = state if state is not None else MockState(script)
+    fast = {
+        "/openai/v1/responses": openai,
+        "/azure-openai/openai/v1/responses": azure,
+        "/anthropic/v1/messages": anthropic,
+        "/gemini/v1/interactions": gemini,
+        "/gemini/v1beta/interactions": gemini,
+    }
+    return MockApp(inner, fast)
 
 
 def session_of(request: Request) -> tuple[MockState, Session]:
