@@ -8,11 +8,13 @@ from ._journal import Journal, JournalEntry
 from ._script import PROTOCOLS, Script, ScriptBuilder, ScriptError, ScriptTurn, call, load_script
 from ._server import MockServer, serve_forever
 from ._state import CONVERSATION_HEADER, TEST_ID_HEADER, Mismatch, MockState, Served, Session
+from ._validate import CHECKS as VALIDATION_CHECKS
 
 __all__ = [
     "CONVERSATION_HEADER",
     "PROTOCOLS",
     "TEST_ID_HEADER",
+    "VALIDATION_CHECKS",
     "Journal",
     "JournalEntry",
     "Mismatch",
