@@ -763,7 +763,9 @@ def _drive(driver: Any, scenario: Scenario, mode: str) -> None:
             sdk = driver.send(client, mode, request)
 
             exchange: Exchange = h.recorder.of(conversation)[k]
-            rendered = [r for c, _, r in h.server.state.served if c == conversation][k]
+            rendered = [
+                s.rendered for s in h.server.state.served if s.conversation == conversation
+            ][k]
             assert exchange.path == driver.path(mode)
             if protocol == "anthropic_messages":
                 # The SDK announces the API version its contract baseline was read from.

@@ -20,7 +20,7 @@ from starlette.routing import Route
 from .._errors import CallgateError
 from .._json import loads_strict
 from . import _faults, _store, _validate
-from ._journal import Journal, JournalEntry
+from ._journal import JournalEntry
 from ._respond import Reply, error_body
 from ._script import Script
 from ._state import CONVERSATION_HEADER, TEST_ID_HEADER, Mismatch, MockState, Session
@@ -73,22 +73,8 @@ _SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 
 def reply_response(entry: JournalEntry, reply: Reply, outcome: str) -> Response:
     """Journal ``reply`` and turn it into a JSON response."""
-    entry_end(entry, reply.status, reply.body, outcome)
+    entry.close(reply.status, reply.body, outcome)
     return JSONResponse(reply.body, status_code=reply.status, headers=reply.headers)
-
-
-def entry_end(
-    entry: JournalEntry,
-    status: int,
-    response: Any,
-    outcome: str,
-    location: str | None = None,
-    problems: tuple[str, ...] = (),
-) -> None:
-    Journal.end(
-        entry, status=status, response=response, outcome=outcome, location=location,
-        problems=problems,
-    )  # fmt: skip
 
 
 def begin_entry(request: Request, state: MockState, protocol: str | None) -> JournalEntry:
@@ -156,20 +142,20 @@ def _endpoint(protocol: str, auth: Callable[[Request], Reply | None]) -> Any:
                 outcome.problems
             )
             reply = Reply(400, error_body(protocol, 400, message))
-            entry_end(entry, 400, reply.body, "mismatch", outcome.location, outcome.problems)
+            entry.close(400, reply.body, "mismatch", outcome.location, outcome.problems)
             return JSONResponse(reply.body, status_code=400)
         _store.record(state, session, protocol, outcome)
         rendered = outcome.rendered
         location = outcome.turn.location
         headers = {"request-id": rendered.response_id}
         if rendered.body is not None:
-            entry_end(entry, 200, rendered.body, "matched", location)
+            entry.close(200, rendered.body, "matched", location)
             return JSONResponse(rendered.body, headers=headers)
 
         plan = _faults.stream_plan(state, session, outcome)
         if plan.simple:
             # A finite, unpaced stream: one body message, no disconnect-listening task.
-            entry_end(entry, 200, plan.body.decode("utf-8", "replace"), "matched", location)
+            entry.close(200, plan.body.decode("utf-8", "replace"), "matched", location)
             return Response(
                 plan.body, media_type="text/event-stream", headers={**_SSE_HEADERS, **headers}
             )
@@ -182,7 +168,7 @@ def _endpoint(protocol: str, auth: Callable[[Request], Reply | None]) -> Any:
                     yield frame
             finally:
                 text = b"".join(sent).decode("utf-8", "replace")
-                entry_end(entry, 200, text, "matched", location)
+                entry.close(200, text, "matched", location)
 
         return StreamingResponse(
             stream(), media_type="text/event-stream", headers={**_SSE_HEADERS, **headers}

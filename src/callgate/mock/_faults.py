@@ -36,7 +36,6 @@ from .._errors import CallgateError
 from .._json import loads_strict
 from ._faults_spec import STREAM_FAULTS, check_fault, check_pacing, check_script, fits
 from ._faults_stream import plan_stream
-from ._journal import Journal
 from ._respond import Reply, error_body
 from ._script import PROTOCOLS, ScriptError, ScriptTurn
 from ._state import CONVERSATION_HEADER, TEST_ID_HEADER, MockState, Served, Session
@@ -342,7 +341,7 @@ async def _control(request: Request) -> Response:
     if status == 200:
         with state.lock:
             answer["faults"] = [a.to_dict() for a in session.faults if a.origin == _RUNTIME]
-    Journal.end(entry, status=status, response=answer, outcome="control")
+    entry.close(status, answer, "control")
     return JSONResponse(answer, status_code=status)
 
 

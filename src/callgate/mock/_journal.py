@@ -49,6 +49,22 @@ class JournalEntry:
     problems: tuple[str, ...] = ()
     duration_ms: float | None = None
 
+    def close(
+        self,
+        status: int,
+        response: Any,
+        outcome: str,
+        location: str | None = None,
+        problems: tuple[str, ...] = (),
+    ) -> None:
+        """Record the answer (called once, when the response is complete)."""
+        self.status = status
+        self.response = response
+        self.outcome = outcome
+        self.location = location
+        self.problems = problems
+        self.duration_ms = round((time.time() - self.started) * 1000, 3)
+
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
         data["problems"] = list(self.problems)
@@ -89,23 +105,6 @@ class Journal:
             )
             self._entries.append(entry)
             return entry
-
-    @staticmethod
-    def end(
-        entry: JournalEntry,
-        *,
-        status: int,
-        response: Any,
-        outcome: str,
-        location: str | None = None,
-        problems: tuple[str, ...] = (),
-    ) -> None:
-        entry.status = status
-        entry.response = response
-        entry.outcome = outcome
-        entry.location = location
-        entry.problems = problems
-        entry.duration_ms = round((time.time() - entry.started) * 1000, 3)
 
     def entries(self, *, test_id: str | None = None) -> list[JournalEntry]:
         """A snapshot, optionally for one test id."""

@@ -56,19 +56,11 @@ class Served:
     rendered: Rendered
     request: dict[str, Any]
 
-    # Tuple-like access keeps ``for conversation, number, rendered in state.served``.
-    def __iter__(self) -> Any:
-        return iter((self.conversation, self.turn_number, self.rendered))
-
-    def __getitem__(self, index: int) -> Any:
-        return (self.conversation, self.turn_number, self.rendered)[index]
-
 
 @dataclasses.dataclass(slots=True)
 class Conversation:
     cursor: int = 0
     previous: Rendered | None = None
-    history: list[Served] = dataclasses.field(default_factory=list)
 
 
 class Session:
@@ -163,7 +155,6 @@ class MockState:
             served = Served(session.test_id, conversation, conv.cursor, turn, rendered, body)
             conv.cursor += 1
             conv.previous = rendered
-            conv.history.append(served)
             self.served.append(served)
             return served
 

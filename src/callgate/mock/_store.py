@@ -239,7 +239,7 @@ def _gemini_route(action: str) -> Any:
                 sent = Reply(200, _interaction(state, session, found, echo=echo))
         if isinstance(sent, Reply):
             return _app.reply_response(entry, sent, "state")
-        _app.entry_end(entry, 200, sent.decode("utf-8", "replace"), "state")
+        entry.close(200, sent.decode("utf-8", "replace"), "state")
         return Response(sent, media_type="text/event-stream", headers=_SSE_HEADERS)
 
     return endpoint
