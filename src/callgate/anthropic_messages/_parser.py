@@ -105,8 +105,8 @@ class Parser(Accumulator):
                 entry = table.get((self._state, t))
                 if entry is None:
                     self._illegal(t)
-                entry[0](obj)
-                self._state = entry[1]
+                nxt = entry[0](obj)
+                self._state = entry[1] if nxt is None else nxt
         except CallgateError as exc:
             raise self._fail(exc, self._seen - 1) from None
 
@@ -137,8 +137,8 @@ class Parser(Accumulator):
             entry = self._table.get((self._state, t))
             if entry is None:
                 self._illegal(t)
-            entry[0](event)
-            self._state = entry[1]
+            nxt = entry[0](event)
+            self._state = entry[1] if nxt is None else nxt
         except CallgateError as exc:
             raise self._fail(exc, self._seen - 1) from None
 
@@ -162,6 +162,7 @@ class Parser(Accumulator):
                 self._message,
                 self._content,
                 self._tool_info,
+                self._telemetry,
                 complete=True,
                 baseline=self._baseline,
             )
