@@ -31,6 +31,7 @@ from ._turn import (
 )
 
 __all__ = [
+    "CARRY_CONTAINER",
     "INVALID_INPUT_KEY",
     "RECOVERY_ERROR_TEXT",
     "SystemMessageCapability",
@@ -51,7 +52,17 @@ RECOVERY_ERROR_TEXT: dict[str, str] = {
 INVALID_INPUT_KEY = "INVALID_JSON"
 _PARSE_FAILURES = frozenset({REASON_INVALID_JSON, REASON_LIMIT, REASON_NON_OBJECT})
 # Top-level request fields the builder owns.
-_PROTECTED = frozenset({"model", "max_tokens", "messages", "tools", "system"})
+_PROTECTED = frozenset({"model", "max_tokens", "messages", "tools", "system", "container"})
+
+
+class _Carry:
+    """The ``container`` default: send the turn's own container id, if it has one."""
+
+    def __repr__(self) -> str:
+        return "CARRY_CONTAINER"
+
+
+CARRY_CONTAINER: Any = _Carry()
 _TOOL_RESULT_CONTENT = frozenset({"text", "image", "document", "search_result", "tool_reference"})
 _ROLES = frozenset({"user", "assistant", "system"})
 _SERVER_BLOCKS = ev.SERVER_TOOL_RESULT_BLOCKS | {"server_tool_use"}
@@ -242,7 +253,10 @@ def _check_controls(controls: Mapping[str, Any] | None) -> dict[str, Any]:
     copied: dict[str, Any] = _copy(dict(controls), "request_controls")
     clash = sorted(_PROTECTED & copied.keys())
     if clash:
-        raise ContinuationError(f"request_controls cannot override protected fields {clash}")
+        raise ContinuationError(
+            f"request_controls cannot override protected fields {clash}"
+            + (" (pass container= to build_continuation)" if "container" in clash else "")
+        )
     if "response_format" in copied:
         raise ContinuationError(
             "response_format is not a Messages field; pass output_config.format explicitly"
@@ -259,6 +273,36 @@ def _check_controls(controls: Mapping[str, Any] | None) -> dict[str, Any]:
         ):
             raise ContinuationError("output_config.format must be {type: json_schema, schema}")
     return copied
+
+
+def _check_container(turn: Turn, container: Any) -> Any:
+    """The request's ``container`` value (``None``: no field). A container the turn ran in
+    is never dropped or swapped silently: calls made by code in it need it back."""
+    own = turn.container_id
+    if container is CARRY_CONTAINER:
+        return own
+    if container is None:
+        if own is not None and any(c.programmatic for c in turn.calls):
+            raise ContinuationError(
+                f"container=None, but code in container {own!r} made calls of this turn and "
+                "waits for their results there"
+            )
+        return None
+    if type(container) is str:
+        given = container
+    elif isinstance(container, Mapping):
+        container = _copy(dict(container), "container")
+        given = container.get("id")
+    else:
+        raise UsageError("container must be a str, a mapping, None or CARRY_CONTAINER")
+    if type(given) is not str or not given:
+        if own is not None:
+            raise ContinuationError(f"container must name the turn's container {own!r}")
+        if type(container) is str:
+            raise UsageError("container must be a non-empty str")
+    elif own is not None and given != own:
+        raise ContinuationError(f"container {given!r} is not the turn's container {own!r}")
+    return container
 
 
 def _check_system(system: Any) -> Any:
@@ -285,6 +329,7 @@ def build_continuation(
     request_controls: Mapping[str, Any] | None = None,
     system_message_capability: SystemMessageCapability | None = None,
     user_content: str | Sequence[Mapping[str, Any]] | None = None,
+    container: str | Mapping[str, Any] | None = CARRY_CONTAINER,
 ) -> dict[str, Any]:
     """Build the next Messages request body after ``turn``.
 
@@ -292,7 +337,11 @@ def build_continuation(
     otherwise; consumed at most one past the count). Recovery calls are answered by the
     builder with ``is_error: true`` and :data:`RECOVERY_ERROR_TEXT`. ``user_content``
     (optional) follows the tool results in the same user message. A ``pause_turn`` turn is
-    sent back unchanged (no user message). Raises :class:`~callgate.ContinuationError` for a
+    sent back unchanged (no user message). ``container`` is the request's ``container``: by
+    default the turn's ``container.id`` is carried (code execution and programmatic tool
+    calling keep their files and waiting code there); an explicit id or ``{"id", "skills"}``
+    must name the same container; ``None`` omits it, which is refused when code in the
+    container made calls of this turn. Raises :class:`~callgate.ContinuationError` for a
     mutated or incomplete turn, invalid history, an undeclared tool, a protected or foreign
     control, or a turn with nothing to answer; :class:`UsageError` for wrong argument types.
     Caller data is deep-copied; the returned dict is new and the inputs stay usable.
@@ -327,6 +376,7 @@ def build_continuation(
     tool_defs = _check_tools(tools)
     controls = _check_controls(request_controls)
     system_value = _check_system(system)
+    container_value = _check_container(turn, container)
 
     earlier_ids = {block["id"] for block in uses}
     reused = sorted(b["id"] for b in turn.content if b.get("id") in earlier_ids)
@@ -380,6 +430,8 @@ def build_continuation(
     }
     if system_value is not None:
         request["system"] = system_value
+    if container_value is not None:
+        request["container"] = container_value
     request.update(controls)
     return request
 
