@@ -78,9 +78,12 @@ def test_sdk_message_to_dict_json_mode_gives_the_body_turn() -> None:
 def test_sdk_stream_events_to_dict_fail_with_the_fix_named() -> None:
     events, _ = sdk_stream(FIRST, strict=True, mode="python")
     parser = Parser()
+    *head, delta, _stop = events
+    assert "container" in delta["delta"]
+    for event in head:
+        parser.feed_event(event)
     with pytest.raises(SchemaError, match="datetime") as info:
-        for event in events:
-            parser.feed_event(event)
+        parser.feed_event(delta)
     assert HINT in str(info.value)
     assert info.value.wire_type == "message_delta"
 
