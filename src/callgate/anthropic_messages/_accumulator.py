@@ -35,6 +35,7 @@ from ._checks import (
     need_str,
     unknown_block,
 )
+from ._deltas import DeltaAccumulators
 from ._state import COMPLETE, DONE, IN_BLOCK, START, STATE_NAMES, TRANSITIONS
 from ._turn import REASON_INVALID_JSON, REASON_LIMIT, REASON_NON_OBJECT, Turn, build_turn
 
@@ -48,7 +49,7 @@ _EVENT_KEYS = frozenset({"type", "delta", "usage"})
 _USAGE_COUNTERS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
-class Accumulator:
+class Accumulator(DeltaAccumulators):
     """The state of one Message being assembled (see the module docstring). Not public."""
 
     __slots__ = (
@@ -58,12 +59,9 @@ class Accumulator:
         "_limits",
         "_message",
         "_n_calls",
-        "_open_block",
         "_open_deltas",
         "_open_index",
         "_open_kind",
-        "_part_size",
-        "_parts",
         "_state",
         "_table",
         "_telemetry",
@@ -387,69 +385,3 @@ class Accumulator:
         assert self._message is not None  # the table only reaches here after message_start
         if self._message["stop_reason"] is None:
             raise SequenceError("message_stop before any stop_reason")
-
-    # -- delta accumulators (the hot path) -----------------------------------------------
-
-    def _d_json(self, delta: dict[str, Any]) -> None:
-        fragment = delta.get("partial_json")
-        if type(fragment) is not str:
-            raise SchemaError("input_json_delta.partial_json is not a string")
-        size = self._part_size + (
-            len(fragment) if fragment.isascii() else len(fragment.encode("utf-8", "surrogatepass"))
-        )
-        limits = self._limits
-        if size > limits.max_argument_bytes:
-            raise LimitExceededError(
-                "tool input is larger than max_argument_bytes",
-                limit="max_argument_bytes",
-                bound=limits.max_argument_bytes,
-                observed=size,
-            )
-        parts = self._parts
-        if len(parts) >= limits.max_fragments_per_call:
-            raise LimitExceededError(
-                "tool input has too many fragments",
-                limit="max_fragments_per_call",
-                bound=limits.max_fragments_per_call,
-                observed=len(parts) + 1,
-            )
-        self._part_size = size
-        parts.append(fragment)
-
-    def _append_text(self, delta: dict[str, Any], field: str) -> None:
-        text = delta.get(field)
-        if type(text) is not str:
-            raise SchemaError(f"{delta.get('type')}.{field} is not a string")
-        size = self._part_size + len(text)
-        if size > self._limits.max_text_chars:
-            raise LimitExceededError(
-                f"{field} is longer than max_text_chars",
-                limit="max_text_chars",
-                bound=self._limits.max_text_chars,
-                observed=size,
-            )
-        self._part_size = size
-        self._parts.append(text)
-
-    def _d_text(self, delta: dict[str, Any]) -> None:
-        self._append_text(delta, "text")
-
-    def _d_thinking(self, delta: dict[str, Any]) -> None:
-        self._append_text(delta, "thinking")
-
-    def _d_signature(self, delta: dict[str, Any]) -> None:
-        signature = delta.get("signature")
-        if type(signature) is not str:
-            raise SchemaError("signature_delta.signature is not a string")
-        self._open_block["signature"] = signature  # replaces, per the SDK and docs
-
-    def _d_citation(self, delta: dict[str, Any]) -> None:
-        citation = delta.get("citation")
-        if type(citation) is not dict:
-            raise SchemaError("citations_delta.citation is not an object")
-        citation = self._copy(citation)  # rare; keeps feed_event callers' dicts out of the turn
-        citations = self._open_block.get("citations")
-        if citations is None:
-            self._open_block["citations"] = [citation]
-        else:
-            citations.append(citation)

@@ -6,7 +6,9 @@ when its input parsed as a strict JSON object, the message's final ``stop_reason
 complete turn goes to ``Turn.recovery_calls`` (a callgate concept, not a provider field) with
 a reason, so the continuation builder can answer it with an ``is_error`` result and the
 conversation stays valid. ``server_tool_use`` blocks are the provider's own calls and never
-appear in either.
+appear in either. A ``tool_use`` made by code in the code-execution container (programmatic
+tool calling, a ``caller`` of type ``code_execution_*``) is released like any other and
+keeps its ``caller``; a caller the SDK types do not define fails the parse instead.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any, cast
 from .._digest import canonical_digest
 from .._errors import CallgateError, SchemaError
 from . import _events as ev
+from ._checks import SDK_HINT
 
 __all__ = [
     "REASON_INVALID_JSON",
@@ -226,5 +229,7 @@ def build_turn(
     try:
         digest = canonical_digest(turn_snapshot(turn))
     except CallgateError as exc:
-        raise SchemaError(f"turn holds a value that is not JSON: {exc.message}") from None
+        raise SchemaError(
+            f"turn holds a value that is not JSON: {exc.message}; {SDK_HINT}"
+        ) from None
     return dataclasses.replace(turn, digest=digest)
