@@ -8,13 +8,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import openai
 import pytest
 from conftest import AUTH, PATHS
 from starlette.testclient import TestClient
 
 from callgate import JSONError
 from callgate import gemini_interactions as gi
-from callgate.mock import ScriptBuilder, ScriptError, call, create_app, load_script
+from callgate.mock import MockServer, ScriptBuilder, ScriptError, call, create_app, load_script
 from callgate.sse import SSEDecoder
 
 OPENAI = "openai_responses"
@@ -335,3 +336,30 @@ def test_openai_replay_after_a_runtime_truncation_is_compared_with_the_cut_argum
     reasoning, fc = _oai_first(client, "a")["output"]
     assert fc["arguments"] == '{"c'
     assert _oai_next(client, "a", [reasoning, fc], fc["call_id"]).status_code == 200
+
+
+def test_openai_sdk_replays_reasoning_by_item_reference() -> None:
+    with MockServer(_oai_tool_script()) as server:
+        client = openai.OpenAI(
+            base_url=server.openai_base_url, api_key="k", max_retries=0,
+            default_headers={"x-callgate-conversation": "a"},
+        )  # fmt: skip
+        first = client.responses.create(model="m", input="Weather?", store=True)
+        reasoning, fc = first.output
+        follow = client.responses.create(
+            model="m",
+            store=True,
+            input=[
+                {"role": "user", "content": "Weather?"},
+                {"type": "item_reference", "id": reasoning.id},
+                fc.to_dict(mode="json"),
+                {"type": "function_call_output", "call_id": fc.call_id, "output": "sunny"},
+            ],
+        )
+        assert follow.output_text == "Sunny."
+        with pytest.raises(openai.NotFoundError) as missing:
+            client.responses.create(
+                model="m", input=[{"type": "item_reference", "id": "rs_gone"}], store=True
+            )
+        assert missing.value.param == "input"
+        client.close()
