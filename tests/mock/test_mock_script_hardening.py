@@ -89,23 +89,27 @@ def test_openai_renderable_statuses_are_served_both_ways(status: str, stream: bo
 
 
 @pytest.mark.parametrize("protocol", [ANTHROPIC, GEMINI])
-def test_raw_arguments_that_are_no_object_need_a_streamed_turn(protocol: str) -> None:
+def test_raw_arguments_that_are_no_object_make_the_turn_streamed_only(protocol: str) -> None:
     calls = [{"name": "f", "raw": '{"city": "Par'}]
-    message = _refused("/calls/0/raw", protocol, calls=calls)
-    assert "can only be streamed" in message
-    with pytest.raises(ScriptError):
+    with pytest.raises(ScriptError) as error:
         create_app(_one_turn(protocol, {"stream": False}, calls=calls))
-    # Raw text of an object renders in both modes; cut text on a streamed turn is streamed.
-    whole = _client(_one_turn(protocol, calls=[{"name": "f", "raw": '{"city": "Paris"}'}]))
+    assert error.value.location == "/conversations/default/0/respond/calls/0/raw"
+    assert "can only be streamed" in str(error.value)
     body = {"model": "m", "max_tokens": 5, "messages": [], "input": "hi"}
-    assert _post(whole, protocol, body).status_code == 200
-    cut = _client(_one_turn(protocol, {"stream": True}, calls=calls, chunking={"fixed": 4}))
+    # Without expect.stream the turn expects a stream: a JSON request is a mismatch (400).
+    cut = _client(_one_turn(protocol, calls=calls, chunking={"fixed": 4}))
+    refused = _post(cut, protocol, body)
+    assert refused.status_code == 400
+    assert "stream is False, expected True" in refused.text
     answer = _post(cut, protocol, {**body, "stream": True})
     assert answer.status_code == 200
     key = "partial_json" if protocol == ANTHROPIC else "arguments"
     deltas = [json.loads(e.data).get("delta", {}) for e in SSEDecoder().feed(answer.content)]
     sent = "".join(d.get(key, "") for d in deltas if isinstance(d, dict))
     assert sent == '{"city": "Par'
+    # Raw text of an object renders in both modes.
+    whole = _client(_one_turn(protocol, calls=[{"name": "f", "raw": '{"city": "Paris"}'}]))
+    assert _post(whole, protocol, body).status_code == 200
 
 
 def test_gemini_cut_raw_arguments_stream_and_the_snapshot_still_serves() -> None:

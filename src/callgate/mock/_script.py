@@ -35,8 +35,9 @@ Turn shape::
 request check by name (see callgate.mock._validate).
 
 Everything accepted can be served (no 500): an OpenAI ``status`` is one of
-``OPENAI_STATUSES``; ``raw`` text that is no JSON object needs ``expect.stream: true`` on
-Anthropic and Gemini; usage counts are ``0 <= n < 2**53``; rendered strings must be UTF-8.
+``OPENAI_STATUSES``; ``raw`` text that is no JSON object makes an Anthropic or Gemini turn
+streamed-only (``expect.stream`` defaults to true; false is an error); usage counts are
+``0 <= n < 2**53``; rendered strings must be UTF-8.
 """
 
 from __future__ import annotations
@@ -237,7 +238,6 @@ class _Ctx:
         return value
 
     def bounded(self, value: Any, location: str, low: int, high: int) -> int:
-        """An int with ``low <= value < high``."""
         self.typed(value, int, location)
         if not low <= value < high:
             raise self.fail(location, f"expected an int in [{low}, {high})")
@@ -312,8 +312,12 @@ def _parse_turn(ctx: _Ctx, turn: Any, loc: str) -> ScriptTurn:
     if "text" in respond:
         ctx.typed(respond["text"], str, f"{loc}/respond/text")
     calls = ctx.typed(respond.get("calls", []), list, f"{loc}/respond/calls")
-    for i, spec in enumerate(calls):
+    stream_only = [
         _check_call(ctx, spec, f"{loc}/respond/calls/{i}", protocol, expect.get("stream"))
+        for i, spec in enumerate(calls)
+    ]
+    if any(stream_only) and "stream" not in expect:
+        expect = {**expect, "stream": True}  # a JSON body could not carry that text
     if "reasoning" in respond:
         reasoning = ctx.obj(
             respond["reasoning"], f"{loc}/respond/reasoning", {"summary", "signature"}
@@ -344,7 +348,8 @@ def _parse_turn(ctx: _Ctx, turn: Any, loc: str) -> ScriptTurn:
     return ScriptTurn(protocol=protocol, expect=expect, respond=respond, location=loc)
 
 
-def _check_call(ctx: _Ctx, spec: Any, loc: str, protocol: str, stream: Any) -> None:
+def _check_call(ctx: _Ctx, spec: Any, loc: str, protocol: str, stream: Any) -> bool:
+    """Validate one call; True if it can only be streamed (raw text that is no object)."""
     ctx.obj(spec, loc, _CALL_KEYS)
     ctx.typed(spec.get("name"), str, f"{loc}/name")
     if "arguments" in spec and "raw" in spec:
@@ -355,24 +360,25 @@ def _check_call(ctx: _Ctx, spec: Any, loc: str, protocol: str, stream: Any) -> N
             canonical_bytes(spec["arguments"])
         except (CallgateError, ValueError) as exc:  # ValueError: ints too long for text
             raise ctx.fail(f"{loc}/arguments", f"not a JSON value: {exc}") from None
+    stream_only = False
     if "raw" in spec:
         ctx.typed(spec["raw"], str, f"{loc}/raw")
-        if protocol in _OBJECT_ARGUMENTS and stream is not True and not _object_text(spec["raw"]):
+        stream_only = protocol in _OBJECT_ARGUMENTS and not _object_text(spec["raw"])
+        if stream_only and stream is False:
             raise ctx.fail(
                 f"{loc}/raw",
                 "raw text that is not a JSON object can only be streamed: a non-streamed "
-                f"{protocol} call carries its arguments as an object; add expect.stream: true",
+                f"{protocol} call carries its arguments as an object (expect.stream is false)",
             )
     if "id" in spec:
         ctx.typed(spec["id"], str, f"{loc}/id")
+    return stream_only
 
 
 def _object_text(text: str) -> bool:
     """Whether ``text`` is empty (rendered as ``{}``) or the JSON text of an object."""
-    if not text:
-        return True
     try:
-        return isinstance(loads_strict(text), dict)
+        return not text or isinstance(loads_strict(text), dict)
     except CallgateError:
         return False
 
