@@ -173,17 +173,37 @@ def build_vocab(trees: list[Any]) -> Vocab:
     return {k: v for k, v in vocab.items() if v}
 
 
+# Values that make a turn releasable: picked more often when a key has seen one.
+RELEASING = ("tool_use", "requires_action", "completed", "function_call")
+
+
+def _seen_value(rng: random.Random, vocab: Vocab, key: str) -> Any:
+    values = vocab[key]
+    hot = [v for v in values if isinstance(v, str) and v in RELEASING]
+    return copy.deepcopy(rng.choice(hot if hot and rng.random() < 0.5 else values))
+
+
 def mutate_json(rng: random.Random, tree: Any, vocab: Vocab) -> str:
     """Change ``tree`` in place once; return what was done."""
     slots = _slots(tree)
     dicts = [tree] if isinstance(tree, dict) else []
     dicts += [c[k] for c, k, _ in slots if isinstance(c[k], dict)]
-    op = rng.choice(("delete", "retype", "retype", "vocab", "vocab", "add", "add", "nudge"))
+    op = rng.choice(
+        ("delete", "retype", "retype", "vocab", "vocab", "add", "add", "nudge", "hoist")
+    )
+    nested = [(k, p) for c, k, p in slots if isinstance(k, str) and p.count(".") > 1]
+    if op == "hoist" and nested and isinstance(tree, dict) and vocab:
+        # A nested field repeated at the top level, with a value seen under its name:
+        # the shape of "extra top-level keys merged into the state" bugs.
+        key, path = rng.choice(nested)
+        value = _seen_value(rng, vocab, key) if key in vocab else wrong_value(rng)
+        tree[key] = value
+        return f"hoist {path} to top level ={describe(value)}"
     if op == "add" and dicts:
         target = dicts[0] if rng.random() < 0.4 else rng.choice(dicts)
         hot = [k for k in HOT_KEYS if k in vocab]
         key = rng.choice(hot if hot and rng.random() < 0.6 else sorted(vocab))
-        value = copy.deepcopy(rng.choice(vocab[key])) if rng.random() < 0.8 else wrong_value(rng)
+        value = _seen_value(rng, vocab, key) if rng.random() < 0.8 else wrong_value(rng)
         target[key] = value
         return f"add {key!r}={describe(value)}"
     if not slots:
@@ -193,7 +213,7 @@ def mutate_json(rng: random.Random, tree: Any, vocab: Vocab) -> str:
         del container[key]
         return f"delete {path}"
     if op == "vocab" and isinstance(key, str) and vocab.get(key):
-        value = copy.deepcopy(rng.choice(vocab[key]))
+        value = _seen_value(rng, vocab, key)
     elif op == "nudge" and type(container[key]) is int:
         value = container[key] + rng.choice((-1, 1, -(2**53), 2**53))
     else:
@@ -263,6 +283,8 @@ def mutate_frames(
     if op == "name":
         frames[i].name = rng.choice((None, "error", _type_of(rng.choice(donors))))
         return f"rename event {i} to {frames[i].name!r}"
+    if rng.random() < 0.5:  # the last events decide what is released: change them more
+        i = rng.randrange(max(0, n - 3), n)
     if frames[i].tree == DONE:
         frames[i].tree = {}
         return f"event {i}: [DONE] -> {{}}"

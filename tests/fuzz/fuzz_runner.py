@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from traceback import extract_tb
 from typing import Any
 
 import fuzz_mutations as mut
@@ -63,6 +64,7 @@ class KnownBug:
     oracle: str
     exc_type: str = ""
     message: str = ""
+    where: str = ""  # escapes: a regex some "file:function" of the traceback must match
     events: Callable[[list[Event]], bool] | None = None
 
 
@@ -105,6 +107,7 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
         oracle="escape",
         exc_type="TypeError",
         message=r"^unhashable type: '(list|dict)'$",
+        where=r"^_parser\.py:_on_step_delta$",
     ),
     KnownBug(
         name="bare ValueError for ints over 4,300 digits (canonical_bytes)",
@@ -113,6 +116,25 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
         oracle="escape",
         exc_type="ValueError",
         message=r"^Exceeds the limit \(4300 digits\) for integer string conversion",
+        where=r"^_digest\.py:canonical_bytes$",
+    ),
+    KnownBug(
+        name="anthropic feed_event: repr() of a deep content_block_delta index recurses",
+        item="NEW (found by this fuzzer; belongs with issue 10 A3)",
+        protocol="anthropic_messages",
+        oracle="escape",
+        exc_type="RecursionError",
+        message=r"^maximum recursion depth exceeded while getting the repr of an object$",
+        where=r"^_accumulator\.py:_on_block_delta$",
+    ),
+    KnownBug(
+        name="anthropic feed_event: repr() of a >4,300-digit content_block_delta index",
+        item="NEW (found by this fuzzer; belongs with issue 10 A3)",
+        protocol="anthropic_messages",
+        oracle="escape",
+        exc_type="ValueError",
+        message=r"^Exceeds the limit \(4300 digits\) for integer string conversion",
+        where=r"^_accumulator\.py:_on_block_delta$",
     ),
     KnownBug(
         name="openai releases calls beside a non-null 'error' (event top level or Response)",
@@ -129,7 +151,12 @@ def known_bug(protocol: str, oracle: str, exc: BaseException | None, events: lis
         if bug.protocol not in (protocol, "*") or bug.oracle != oracle:
             continue
         if oracle == "escape" and exc is not None:
-            if type(exc).__name__ == bug.exc_type and re.search(bug.message, str(exc)):
+            frames = [f"{Path(f.filename).name}:{f.name}" for f in extract_tb(exc.__traceback__)]
+            if (
+                type(exc).__name__ == bug.exc_type
+                and re.search(bug.message, str(exc))
+                and any(re.search(bug.where, frame) for frame in frames)
+            ):
                 return bug.name
         elif oracle == "release" and bug.events is not None and bug.events(events):
             return bug.name
