@@ -8,8 +8,10 @@ draws random mutants until the time or the count runs out.
 from __future__ import annotations
 
 import copy
+import math
 import random
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import fuzz_mutations as mut
@@ -46,111 +48,103 @@ class Corpus:
 # -- drawing one mutant -------------------------------------------------------------------
 
 
-def draw(corpus: Corpus, rng: random.Random) -> tuple[Case, str, Any, Any, list[str]]:
-    """``(case, kind, data, python input, recipe)``; kind is "stream" or "body"."""
+@dataclass
+class Mutant:
+    """One input: ``data`` is its wire bytes, ``python`` the decoded objects when they
+    were built directly (JSON-level mutants: they may hold non-JSON Python values)."""
+
+    case: Case
+    data: bytes
+    python: Any
+    recipe: list[str]
+    n: int
+
+
+def _bytes_edits(rng: random.Random, data: bytes, most: int, recipe: list[str]) -> bytes:
+    for _ in range(rng.randint(1, most)):
+        data, what = mut.mutate_bytes(rng, data)
+        recipe.append(what)
+    return data
+
+
+def draw(corpus: Corpus, rng: random.Random, n: int) -> Mutant:
     roll = rng.random()
-    recipe: list[str] = []
     if corpus.bodies and roll < 0.15:
         case = rng.choice(corpus.bodies)
+        recipe = [case.name]
+        if rng.random() < 0.4:
+            return Mutant(case, _bytes_edits(rng, case.data, 2, recipe), None, recipe, n)
         tree = loads(case.data)
-        if rng.random() < 0.6:
-            for _ in range(rng.randint(1, 3)):
-                recipe.append(mut.mutate_json(rng, tree, corpus.vocab))
-            return (
-                case,
-                "body",
-                mut.to_text(tree).encode("utf-8", "surrogatepass"),
-                (mut.to_python(tree)),
-                [case.name, *recipe],
-            )
-        data = case.data
-        for _ in range(rng.randint(1, 2)):
-            data, what = mut.mutate_bytes(rng, data)
-            recipe.append(what)
-        return case, "body", data, None, [case.name, *recipe]
-    case = rng.choice(corpus.streams)
-    if roll < 0.45:
-        data = case.data
         for _ in range(rng.randint(1, 3)):
-            data, what = mut.mutate_bytes(rng, data)
-            recipe.append(what)
-        return case, "stream", data, None, [case.name, *recipe]
+            recipe.append(mut.mutate_json(rng, tree, corpus.vocab))
+        data = mut.to_text(tree).encode("utf-8", "surrogatepass")
+        return Mutant(case, data, mut.to_python(tree), recipe, n)
+    case = rng.choice(corpus.streams)
+    recipe = [case.name]
+    if roll < 0.45:
+        return Mutant(case, _bytes_edits(rng, case.data, 3, recipe), None, recipe, n)
     frames = copy.deepcopy(corpus.frames[case.name])
     for _ in range(rng.randint(1, 3)):
         recipe.append(mut.mutate_frames(rng, frames, corpus.vocab, corpus.donors))
     data = mut.encode_frames(frames)
-    events = [f.python() for f in frames]
     extra = rng.random()
-    if extra < 0.3:
+    if extra < 0.3:  # the same events, spelled differently
         data, what = (mut.line_end_variant if extra < 0.15 else mut.framing_variant)(rng, data)
         recipe.append(what)
     elif extra < 0.4:
         data, what = mut.mutate_bytes(rng, data)
         recipe.append(what + " (bytes path only)")
-    return case, "stream", data, events, [case.name, *recipe]
+    return Mutant(case, data, [f.python() for f in frames], recipe, n)
 
 
 # -- running and recording ----------------------------------------------------------------
 
 
-def _record(stats: Stats, case: Case, hit: Any, path: str, data: Any, recipe: list[str], n: int):
+def _record(stats: Stats, m: Mutant, hit: Any, path: str, data: Any) -> None:
     if hit is None:
         return
     oracle, detail = hit
     if oracle == "known":
         stats.known[detail] += 1
         return
-    failure = Failure(case.protocol, case.name, oracle, path, detail, recipe, data, n)
+    failure = Failure(m.case.protocol, m.case.name, oracle, path, detail, m.recipe, data, m.n)
     key = failure.signature()
     if key not in stats.failures:
-        failure.data = shrink(case, failure)
+        failure.data = shrink(m.case, failure)
         stats.failures[key] = failure
 
 
 def run_mutant(stats: Stats, corpus: Corpus, rng: random.Random, n: int) -> None:
-    case, kind, data, python, recipe = draw(corpus, rng)
+    m = draw(corpus, rng, n)
+    case = m.case
     stats.mutants += 1
-    if kind == "body":
+    if case.kind == "body":
         if case.protocol != "openai_responses":  # OpenAI's parse_response takes a mapping
             stats.runs += 1
-            _record(
-                stats,
-                case,
-                probe_body(case, data, "parse_response(bytes)"),
-                "parse_response(bytes)",
-                data,
-                recipe,
-                n,
-            )
-        obj = python if python is not None else loads(data)
+            path = "parse_response(bytes)"
+            _record(stats, m, probe_body(case, m.data, path), path, m.data)
+        obj = m.python if m.python is not None else loads(m.data)
         if isinstance(obj, dict):
             stats.runs += 1
-            _record(
-                stats,
-                case,
-                probe_body(case, obj, "parse_response(dict)"),
-                "parse_response(dict)",
-                obj,
-                recipe,
-                n,
-            )
+            path = "parse_response(dict)"
+            _record(stats, m, probe_body(case, obj, path), path, obj)
         return
     whole: Any = None
-    for label, chunks in mut.chunkings(rng, data):
+    for label, chunks in mut.chunkings(rng, m.data):
         stats.runs += 1
-        hit, outcome = probe_stream_bytes(case, data, chunks, label)
-        _record(stats, case, hit, f"feed_bytes {label}", data, recipe, n)
+        hit, outcome = probe_stream_bytes(case, m.data, chunks, label)
+        _record(stats, m, hit, f"feed_bytes {label}", m.data)
         if whole is None:
             whole = outcome
         elif _released(outcome) != _released(whole):
             got, want = _released(outcome), _released(whole)
             hit = ("chunking", f"{label} released {got!r}, whole {want!r}"[:400])
-            _record(stats, case, hit, f"feed_bytes {label}", data, recipe, n)
-    events = python if python is not None else decode_events(data)
+            _record(stats, m, hit, f"feed_bytes {label}", m.data)
+    events = m.python if m.python is not None else decode_events(m.data)
     if events is not None:
         fed = _stream_inputs(case.protocol, events)
         stats.runs += 1
-        _record(stats, case, probe_stream_events(case, fed), "feed_event", fed, recipe, n)
+        _record(stats, m, probe_stream_events(case, fed), "feed_event", fed)
 
 
 def _released(outcome: Any) -> Any:
@@ -161,7 +155,8 @@ def run_truncations(stats: Stats, corpus: Corpus, deadline: float, budget: int) 
     cases = [c for c in corpus.streams if c.name in TRUNCATED[corpus.protocol]]
     for case in cases:
         n = len(case.data)
-        stride = 97 if n % 97 else 89  # visit every offset, spread out early
+        stride = next(s for s in range(97, n + 98) if math.gcd(s, n + 1) == 1)
+        # k * stride mod (n + 1) visits every offset once, spread out from the start.
         for k in range(n + 1):
             if time.monotonic() > deadline or stats.runs >= budget:
                 return
@@ -170,9 +165,8 @@ def run_truncations(stats: Stats, corpus: Corpus, deadline: float, budget: int) 
             stats.mutants += 1
             stats.runs += 1
             hit, _ = probe_stream_bytes(case, data, [data], "whole")
-            _record(
-                stats, case, hit, "feed_bytes whole", data, [case.name, f"truncate at {offset}"], -1
-            )
+            m = Mutant(case, data, None, [case.name, f"truncate at {offset}"], -1)
+            _record(stats, m, hit, "feed_bytes whole", data)
 
 
 # -- shrinking ----------------------------------------------------------------------------

@@ -108,11 +108,17 @@ def test_fuzz_known_bugs_are_narrow() -> None:
         if bug.oracle == "escape":
             assert bug.exc_type
             assert bug.message.startswith("^")
+            assert bug.where.startswith("^")
+            assert bug.where.endswith("$")
         else:
             assert bug.events is not None
             assert bug.protocol in PROTOCOLS
     assert not known_bug("gemini_interactions", "escape", TypeError("other"), [])
     assert not known_bug("openai_responses", "escape", TypeError("unhashable type: 'list'"), [])
+    # The right type and message, raised from elsewhere: not filtered.
+    with pytest.raises(TypeError, match=r"^unhashable type: 'list'$") as caught:
+        {}.get([])  # type: ignore[call-overload]
+    assert not known_bug("gemini_interactions", "escape", caught.value, [])
 
 
 def test_fuzz_corpus_decodes_every_stream_fixture() -> None:
