@@ -94,13 +94,6 @@ def _openai_error_beside_success(events: list[Event]) -> bool:
 
 KNOWN_BUGS: tuple[KnownBug, ...] = (
     KnownBug(
-        name="anthropic message_delta top-level keys override the message (stop_reason)",
-        item="issue 10 A1",
-        protocol="anthropic_messages",
-        oracle="release",
-        events=_message_delta_extra_keys,
-    ),
-    KnownBug(
         name="gemini bare TypeError when a delta's type is a list or object",
         item="issue 10 A3",
         protocol="gemini_interactions",
