@@ -218,3 +218,14 @@ def test_state_keeps_no_per_request_list_and_bounds_its_sessions() -> None:
     for _ in range(1500):
         state.record_mismatch(state.session("t9"), "default", "openai_responses", None, "x")
     assert len(state.mismatches) == 1000
+
+
+def test_a_long_journal_read_is_one_json_list_sent_in_slices() -> None:
+    with MockServer(_script()) as server:
+        for n in range(450):
+            _begin(server.journal, f"t{n % 7}")
+        response = httpx.get(f"{server.url}/_callgate/journal", timeout=30)
+        assert response.headers.get("transfer-encoding") == "chunked"  # not one big body
+        assert [e["seq"] for e in response.json()] == list(range(450))
+        only = httpx.get(f"{server.url}/_callgate/journal", params={"test_id": "t3"}, timeout=30)
+        assert [e["seq"] for e in only.json()] == list(range(3, 450, 7))

@@ -16,8 +16,8 @@ and methods get a JSON 404/405 naming the routes served, all in the provider's s
 from __future__ import annotations
 
 import asyncio
-import ipaddress
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+import json
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
 from starlette.applications import Starlette
@@ -29,7 +29,16 @@ from starlette.routing import Route
 from .._errors import CallgateError
 from .._json import loads_strict
 from . import _faults, _store, _validate
-from ._journal import BODY_PREFIX, JournalEntry
+from ._guard import (
+    BodyTooLargeError,
+    HostCheck,
+    error,
+    host_is_loopback,
+    protocol_of,
+    read_body,
+    route_names,
+)
+from ._journal import JournalEntry
 from ._respond import Reply, error_body
 from ._script import Script
 from ._state import CONVERSATION_HEADER, TEST_ID_HEADER, Mismatch, MockState, Session
@@ -37,13 +46,6 @@ from ._state import CONVERSATION_HEADER, TEST_ID_HEADER, Mismatch, MockState, Se
 __all__ = ["MAX_BODY_BYTES", "MockApp", "create_app", "host_is_loopback"]
 
 MAX_BODY_BYTES = 32 * 1024 * 1024
-_LOOPBACK_NAMES = frozenset({"localhost", "::1"})
-_PREFIXES = (
-    ("/openai/", "openai_responses"),
-    ("/azure-openai/", "openai_responses"),
-    ("/anthropic/", "anthropic_messages"),
-    ("/gemini/", "gemini_interactions"),
-)
 
 
 # -- authentication, per provider -----------------------------------------------------------
@@ -114,36 +116,10 @@ def begin_entry(
     )
 
 
-class BodyTooLargeError(Exception):
-    """The request body is over the server's limit (``entry`` holds a prefix and size)."""
-
-
-async def read_body(request: Request, entry: JournalEntry, limit: int) -> bytes:
-    """The request body, read chunk by chunk and never past ``limit`` bytes: over it,
-    ``entry`` keeps a :data:`BODY_PREFIX`-character prefix and the size (the declared
-    ``content-length``, else the bytes read so far) and :class:`BodyTooLargeError` is raised."""
-    declared = entry.headers.get("content-length", "")
-    too_big = declared.isdigit() and int(declared) > limit
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > limit or (too_big and size >= BODY_PREFIX):
-            too_big = True
-            break
-    raw = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-    entry.body_size = int(declared) if too_big and declared.isdigit() else size
-    if too_big:
-        entry.body = raw[:BODY_PREFIX].decode("utf-8", "replace")
-        raise BodyTooLargeError
-    return raw
-
-
 def too_large(protocol: str | None, entry: JournalEntry, limit: int) -> Response:
     """The journaled 413 for an oversized body (the connection is closed after it)."""
     message = f"Request payload size exceeds the limit: {limit} bytes (got {entry.body_size})."
-    body = _error(protocol, 413, message)
+    body = error(protocol, 413, message)
     if protocol == "anthropic_messages":
         body["error"]["type"] = "request_too_large"  # Anthropic's 413 error type
     elif protocol == "gemini_interactions":
@@ -216,7 +192,7 @@ def _endpoint(protocol: str, auth: Callable[[Request], Reply | None], limit: int
         plan = _faults.stream_plan(state, session, outcome)
         if plan.simple:
             # A finite, unpaced stream: one body message, no disconnect-listening task.
-            entry.close(200, plan.body.decode("utf-8", "replace"), "matched", location)
+            entry.close(200, _text(plan.body), "matched", location)
             return Response(
                 plan.body, media_type="text/event-stream", headers={**_SSE_HEADERS, **headers}
             )
@@ -236,6 +212,19 @@ def _endpoint(protocol: str, auth: Callable[[Request], Reply | None], limit: int
         )
 
     return endpoint
+
+
+_TEXTS: dict[bytes, str] = {}
+
+
+def _text(body: bytes) -> str:
+    """``body`` decoded, shared by every entry that journals the same rendered stream."""
+    found = _TEXTS.get(body)
+    if found is None:
+        if len(_TEXTS) >= 256:
+            _TEXTS.clear()  # fault plans make new bodies: keep the memo bounded
+        found = _TEXTS[body] = body.decode("utf-8", "replace")
+    return found
 
 
 class _HeldStream(StreamingResponse):
@@ -276,12 +265,29 @@ async def _journal(request: Request) -> Response:
     after, limit = params.get("after", "-1"), params.get("limit")
     if not _is_int(after) or (limit is not None and not limit.isdigit()):
         message = "'after' must be an integer and 'limit' a non-negative integer"
-        return JSONResponse(_error(None, 400, message), status_code=400)
+        return JSONResponse(error(None, 400, message), status_code=400)
     page = state.journal.page(
         test_id=test_id, after=int(after), limit=None if limit is None else int(limit)
     )
     headers = {"x-callgate-journal-dropped": str(state.journal.dropped(test_id))}
-    return JSONResponse([e.wire() for e in page], headers=headers)
+    if len(page) <= _JOURNAL_SLICE:
+        return JSONResponse([e.wire() for e in page], headers=headers)
+    return StreamingResponse(_json_slices(page), media_type="application/json", headers=headers)
+
+
+_JOURNAL_SLICE = 200
+
+
+async def _json_slices(entries: list[JournalEntry]) -> AsyncIterator[bytes]:
+    """A long journal read as one JSON list, encoded a slice at a time with the event
+    loop free in between, so other clients are not stalled while it is sent."""
+    yield b"["
+    for start in range(0, len(entries), _JOURNAL_SLICE):
+        part = [e.wire() for e in entries[start : start + _JOURNAL_SLICE]]
+        text = json.dumps(part, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        yield (("," if start else "") + text[1:-1]).encode()
+        await asyncio.sleep(0)
+    yield b"]"
 
 
 def _is_int(text: str) -> bool:
@@ -304,29 +310,11 @@ async def _reset(request: Request) -> Response:
 # -- refusals before any route, and unknown routes -----------------------------------------
 
 
-def _protocol_of(path: str) -> str | None:
-    for prefix, protocol in _PREFIXES:
-        if path.startswith(prefix):
-            return protocol
-    return None
-
-
-def _error(protocol: str | None, status: int, message: str) -> dict[str, Any]:
-    """The error body of ``protocol``'s API, or callgate's own for the mock's routes."""
-    if protocol is not None:
-        return error_body(protocol, status, message)
-    return {"error": {"type": "callgate_mock_error", "code": status, "message": message}}
-
-
-def _route_names(routes: Sequence[Route]) -> list[str]:
-    return [f"{'|'.join(sorted((r.methods or set()) - {'HEAD'}))} {r.path}" for r in routes]
-
-
 async def _unrouted(request: Request, exc: Exception) -> Response:
     """A journaled JSON 404/405 that names every route the mock serves."""
     status = exc.status_code if isinstance(exc, HTTPException) else 404
     state: MockState = request.app.state.callgate
-    protocol = _protocol_of(request.scope["path"])
+    protocol = protocol_of(request.scope["path"])
     entry = begin_entry(request, state, protocol)
     served: list[str] = request.app.state.routes
     what = "method not allowed for" if status == 405 else "no route for"
@@ -334,35 +322,11 @@ async def _unrouted(request: Request, exc: Exception) -> Response:
         f"callgate mock: {what} {request.method} {request.scope['path']}; "
         f"it serves: {', '.join(served)}"
     )
-    body = _error(protocol, status, message)
+    body = error(protocol, status, message)
     if protocol is None:
         body["error"]["routes"] = served
     headers = dict(exc.headers or {}) if isinstance(exc, HTTPException) else {}
     return reply_response(entry, Reply(status, body, headers), "rejected")
-
-
-def _host_of(value: str) -> str:
-    """The host name of a ``Host`` header value, lower-cased, without port or brackets."""
-    value = value.strip().lower()
-    if value.startswith("["):
-        return value[1 : value.find("]")] if "]" in value else value
-    if value.count(":") == 1:
-        value = value.partition(":")[0]
-    return value.rstrip(".")
-
-
-def host_is_loopback(host: str) -> bool:
-    """Whether ``host`` (a name or address, maybe with a port) is a loopback one."""
-    return _loopback(_host_of(host))
-
-
-def _loopback(name: str) -> bool:
-    if name in _LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
 
 
 class MockApp:
@@ -384,16 +348,7 @@ class MockApp:
         self.state = inner.state
         self.max_body_bytes = max_body_bytes
         self._fast = fast
-        self._hosts = (
-            None if allowed_hosts is None else frozenset(_host_of(h) for h in allowed_hosts)
-        )
-        self._host_ok: dict[bytes, bool] = {}  # Host header value -> allowed (memo)
-
-    def allow_host(self, host: str) -> None:
-        """Also accept requests whose ``Host`` names ``host`` (with any port)."""
-        if self._hosts is not None:
-            self._hosts = self._hosts | {_host_of(host)}
-            self._host_ok.clear()
+        self._hosts = None if allowed_hosts is None else HostCheck(allowed_hosts)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
@@ -403,8 +358,9 @@ class MockApp:
                     host = value
                 elif key == b"x-callgate-test-id":
                     test_ids += 1
-            if test_ids > 1 or (host is not None and not self._allowed(host)):
-                await self._refuse(scope, receive, send, host is not None and test_ids < 2)
+            foreign = host is not None and self._hosts is not None and not self._hosts(host)
+            if foreign or test_ids > 1:
+                await self._refuse(scope, receive, send, foreign)
                 return
             if scope["method"] == "POST":
                 endpoint = self._fast.get(scope["path"])
@@ -415,22 +371,10 @@ class MockApp:
                     return
         await self.inner(scope, receive, send)
 
-    def _allowed(self, host: bytes) -> bool:
-        if self._hosts is None:
-            return True
-        found = self._host_ok.get(host)
-        if found is None:
-            name = _host_of(host.decode("latin-1"))
-            found = name in self._hosts or _loopback(name)
-            if len(self._host_ok) >= 64:
-                self._host_ok.clear()  # Host values come from clients: keep the memo bounded
-            self._host_ok[host] = found
-        return found
-
     async def _refuse(self, scope: Any, receive: Any, send: Any, bad_host: bool) -> None:
         scope["app"] = self.inner
         request = Request(scope, receive)
-        protocol = _protocol_of(scope["path"])
+        protocol = protocol_of(scope["path"])
         values = [v.decode("latin-1") for k, v in scope["headers"] if k == b"x-callgate-test-id"]
         state: MockState = self.state.callgate
         entry = begin_entry(request, state, protocol, None if bad_host else ", ".join(values))
@@ -438,7 +382,7 @@ class MockApp:
             status, message = 403, "callgate mock: requests must name a loopback Host"
         else:
             status, message = 400, f"callgate mock: send one {TEST_ID_HEADER} header, not many"
-        reply = reply_response(entry, Reply(status, _error(protocol, status, message)), "rejected")
+        reply = reply_response(entry, Reply(status, error(protocol, status, message)), "rejected")
         await reply(scope, receive, send)
 
 
@@ -476,7 +420,7 @@ def create_app(
     ]
     inner = Starlette(routes=routes, exception_handlers={404: _unrouted, 405: _unrouted})
     inner.state.callgate = state if state is not None else MockState(script)
-    inner.state.routes = _route_names(routes)
+    inner.state.routes = route_names(routes)
     fast = {
         "/openai/v1/responses": openai,
         "/azure-openai/openai/v1/responses": azure,
