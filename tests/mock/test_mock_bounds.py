@@ -229,3 +229,15 @@ def test_a_long_journal_read_is_one_json_list_sent_in_slices() -> None:
         assert [e["seq"] for e in response.json()] == list(range(450))
         only = httpx.get(f"{server.url}/_callgate/journal", params={"test_id": "t3"}, timeout=30)
         assert [e["seq"] for e in only.json()] == list(range(3, 450, 7))
+
+
+def test_a_declared_oversized_body_on_a_control_route_is_a_413() -> None:
+    app = create_app(_script(), max_body_bytes=100)
+    from conftest import asgi_call
+
+    scope_path = "/_callgate/faults"
+    status, _, bodies = asgi_call(app, scope_path, b"x" * 10, {"content-length": "5000"})
+    assert status == 413
+    assert json.loads(b"".join(bodies))["error"]["code"] == 413
+    (entry,) = app.state.callgate.journal.entries()
+    assert (entry.body_size, entry.outcome) == (5000, "rejected")

@@ -369,21 +369,35 @@ class MockApp:
                     response: Response = await endpoint(Request(scope, receive))
                     await response(scope, receive, send)
                     return
+            # The other routes read small bodies whole: refuse a declared oversized one.
+            length = next((v for k, v in scope["headers"] if k == b"content-length"), b"")
+            if length.isdigit() and int(length) > self.max_body_bytes:
+                await self._refuse(scope, receive, send, foreign, int(length))
+                return
         await self.inner(scope, receive, send)
 
-    async def _refuse(self, scope: Any, receive: Any, send: Any, bad_host: bool) -> None:
+    async def _refuse(
+        self, scope: Any, receive: Any, send: Any, bad_host: bool, size: int | None = None
+    ) -> None:
         scope["app"] = self.inner
         request = Request(scope, receive)
         protocol = protocol_of(scope["path"])
         values = [v.decode("latin-1") for k, v in scope["headers"] if k == b"x-callgate-test-id"]
         state: MockState = self.state.callgate
-        entry = begin_entry(request, state, protocol, None if bad_host else ", ".join(values))
+        several = not bad_host and size is None
+        entry = begin_entry(request, state, protocol, ", ".join(values) if several else None)
         if bad_host:
             status, message = 403, "callgate mock: requests must name a loopback Host"
+        elif size is not None:
+            entry.body_size = size
+            status = 413
+            message = f"Request payload size exceeds the limit: {self.max_body_bytes} bytes."
         else:
             status, message = 400, f"callgate mock: send one {TEST_ID_HEADER} header, not many"
-        reply = reply_response(entry, Reply(status, error(protocol, status, message)), "rejected")
-        await reply(scope, receive, send)
+        headers = {"connection": "close"} if size is not None else {}
+        reply = Reply(status, error(protocol, status, message), headers)
+        response = reply_response(entry, reply, "rejected")
+        await response(scope, receive, send)
 
 
 def create_app(
