@@ -169,7 +169,8 @@ class MockServer:
 
     @property
     def journal(self) -> Journal:
-        """Every request received and what was answered (credentials redacted)."""
+        """The requests received and what was answered (credentials redacted), newest
+        10,000 by default (see :class:`Journal`)."""
         return self.state.journal
 
     @property
