@@ -67,6 +67,7 @@ __all__ = [
 ]
 
 PROTOCOLS = ("openai_responses", "anthropic_messages", "gemini_interactions")
+MAX_SCRIPT_BYTES = 16 * 1024 * 1024  # a script file is read up to this size
 _EXPECT_KEYS = {
     "model", "tools", "stream", "function_results", "previous_id", "text_contains",
     "instructions", "system",
@@ -154,9 +155,12 @@ def load_script(path: str | os.PathLike[str]) -> Script:
     """Load and validate a JSON script file. Raises :class:`ScriptError` with the path."""
     name = os.fspath(path)
     try:
-        data = Path(name).read_bytes()
+        with Path(name).open("rb") as file:
+            data = file.read(MAX_SCRIPT_BYTES + 1)
     except OSError as exc:
         raise ScriptError(f"cannot read script: {exc.strerror}", path=name) from exc
+    if len(data) > MAX_SCRIPT_BYTES:
+        raise ScriptError(f"script file is over {MAX_SCRIPT_BYTES} bytes", path=name)
     try:
         obj = loads_strict(data)
     except CallgateError as exc:
