@@ -24,7 +24,9 @@ GEMINI = "gemini_interactions"
 
 
 def _client(script: Any) -> TestClient:
-    return TestClient(create_app(script), raise_server_exceptions=False)
+    return TestClient(
+        create_app(script), base_url="http://127.0.0.1", raise_server_exceptions=False
+    )
 
 
 def _post(client: TestClient, protocol: str, body: dict[str, Any], **headers: str) -> Any:
