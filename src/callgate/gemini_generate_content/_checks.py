@@ -55,8 +55,8 @@ def opt_dict(obj: dict[str, Any], key: str, where: str) -> dict[str, Any] | None
 def decode_signature(value: Any) -> bytes:
     """The bytes of a base64 ``thoughtSignature`` in either alphabet, padded or not, the
     way the SDK decodes it. Raises :class:`SchemaError` if it is not such a string."""
-    if type(value) is not str or not value.isascii():
-        raise SchemaError("'thoughtSignature' must be a base64 string")
+    if type(value) is not str or not value or not value.isascii():
+        raise SchemaError("'thoughtSignature' must be a non-empty base64 string")
     raw = value.encode("ascii").translate(_URLSAFE)
     raw += b"=" * (-len(raw) % 4)
     try:

@@ -16,6 +16,7 @@ from ._checks import opt_dict, opt_str
 from ._events import (
     CANDIDATE_KEYS,
     CONTINUATION,
+    FINISH_REASONS,
     K_BLOCKED,
     K_CONTENT,
     K_EMPTY,
@@ -46,6 +47,7 @@ class Handlers:
         "_finish_reason",
         "_limits",
         "_origin",
+        "_reasons",
         "_response",
         "_response_id",
         "_select",
@@ -62,6 +64,7 @@ class Handlers:
         self._select = candidate_index
         self._origin = origin
         self._candidate_keys = CANDIDATE_KEYS[baseline]
+        self._reasons = FINISH_REASONS[baseline]
         self._state = State.START
         self._assembly = Assembly(limits, baseline)
         self._calls: tuple[FunctionCall, ...] = ()
@@ -188,7 +191,7 @@ class Handlers:
             raise SchemaError("'finishReason' must be a string")
         self._finish_reason = reason
         self._assembly.close()
-        if reason == CONTINUATION and self._token is None:
+        if reason == CONTINUATION and self._token is None and CONTINUATION in self._reasons:
             raise SchemaError("finishReason CONTINUATION without a continuationToken")
         pending = self._assembly.pending(self._response_id)
         self._calls = release_calls(reason, pending, self._baseline, candidate.get("finishMessage"))
