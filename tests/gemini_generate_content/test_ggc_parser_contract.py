@@ -226,3 +226,17 @@ def test_fuzzed_chunk_dicts_raise_only_callgate_errors(obj: Any) -> None:
         parser.feed_event(obj if isinstance(obj, dict) else {"candidates": obj})
         parser.feed_event(chunk(call("f"), finish="STOP"))
         parser.finish()
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n", b"\r"])
+def test_a_multi_line_data_event_joins_with_newline_at_any_line_end(eol: bytes) -> None:
+    head = b'data: {"candidates":[{"content":{"parts":[{"text":"hi"}]},' + eol
+    tail = b'data: "finishReason":"STOP"}]}' + eol + eol
+    body = sse(chunk(text("a"))).replace(b"\n", eol) + head + tail
+    for pieces in ([body], [body[i : i + 1] for i in range(len(body))]):
+        assert parse_stream(pieces).text == "ahi"
+
+
+def test_blank_lines_between_events_dispatch_nothing() -> None:
+    data = b"\n\n\n" + sse(chunk(text("a"))) + b"\n\n\n\n" + sse(chunk(text("b"), finish="STOP"))
+    assert parse_stream(data).text == "ab"

@@ -113,34 +113,41 @@ class Assembly:
         if type(parts) is not list:
             raise SchemaError("content 'parts' must be a list")
         for part in parts:
-            # The hot path: a plain text delta is one type check and a list append.
-            if type(part) is dict and type(part.get("text")) is str:
-                size = len(part)
-                if size == 1 or (size == 2 and type(part.get("thought")) is bool):
-                    self._add_text(part)
-                    continue
+            # The hot path: a plain text delta joins the open run with one list append.
+            if type(part) is dict:
+                text = part.get("text")
+                if type(text) is str:
+                    size = len(part)
+                    thought = part.get("thought") if size == 2 else None
+                    if size == 1 or type(thought) is bool:
+                        run = self._run
+                        if run is not None and thought is self._run_thought:
+                            self._run_chars += len(text)
+                            if self._run_chars > self._limits.max_text_chars:
+                                raise self._text_limit()
+                            run.append(text)
+                        else:
+                            self._start_run(part, text, thought)
+                        continue
             self._add_part(part)
 
-    def _add_text(self, part: dict[str, Any]) -> None:
-        text: str = part["text"]
-        thought = part.get("thought")
-        run = self._run
-        if run is None or thought is not self._run_thought:  # None, True, False
-            self.close()
-            self._check_room()
-            run = self._run = []
-            self._run_first = part
-            self._run_thought = thought
-            self._run_chars = 0
-        self._run_chars += len(text)
+    def _start_run(self, part: dict[str, Any], text: str, thought: bool | None) -> None:
+        self.close()
+        self._check_room()
+        self._run = [text]
+        self._run_first = part
+        self._run_thought = thought
+        self._run_chars = len(text)
         if self._run_chars > self._limits.max_text_chars:
-            raise LimitExceededError(
-                "text part is too long",
-                limit="max_text_chars",
-                bound=self._limits.max_text_chars,
-                observed=self._run_chars,
-            )
-        run.append(text)
+            raise self._text_limit()
+
+    def _text_limit(self) -> LimitExceededError:
+        return LimitExceededError(
+            "text part is too long",
+            limit="max_text_chars",
+            bound=self._limits.max_text_chars,
+            observed=self._run_chars,
+        )
 
     def _add_part(self, part: Any) -> None:
         data = check_part(part, self._modifiers)

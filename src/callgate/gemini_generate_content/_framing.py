@@ -19,6 +19,10 @@ __all__ = ["DataFramer"]
 _PREFIX = b"data: "
 
 
+def _too_long(message: str, limit: str, limits: Limits, observed: int) -> LimitExceededError:
+    return LimitExceededError(message, limit=limit, bound=getattr(limits, limit), observed=observed)
+
+
 class DataFramer:
     """Incremental ``data:``-only framing: feed bytes, get complete event payloads."""
 
@@ -55,6 +59,43 @@ class DataFramer:
             self._pending.append(chunk)
             chunk = b"".join(self._pending)
             self._pending, self._pending_len = [], 0
+        if b"\r" in chunk or self._data:
+            return self._by_lines(chunk)
+        return self._by_events(chunk)
+
+    def _by_events(self, chunk: bytes) -> list[bytes]:
+        """The fast path for LF-only input between events: one split per feed, and a
+        one-line ``data: `` event costs a prefix test and two length checks."""
+        limits = self._limits
+        blocks = chunk.split(b"\n\n")
+        rest = blocks.pop()
+        out: list[bytes] = []
+        for block in blocks:
+            if not block:
+                continue  # more blank lines: nothing to dispatch
+            if b"\n" in block or not block.startswith(_PREFIX):
+                # several lines, or one the SDK would not read as data: the line path
+                out.extend(self._lines([*block.split(b"\n"), b""]))
+                continue
+            if len(block) > limits.max_line_bytes:
+                raise _too_long("SSE line is too long", "max_line_bytes", limits, len(block))
+            if len(block) - 6 > limits.max_event_bytes:
+                raise _too_long("SSE event is too large", "max_event_bytes", limits, len(block))
+            self._events += 1
+            if self._events > limits.max_events_per_stream:
+                raise _too_long(
+                    "too many events in one stream", "max_events_per_stream", limits, self._events
+                )
+            out.append(block[6:])
+        if b"\n" in rest:
+            lines = rest.split(b"\n")
+            rest = lines.pop()
+            out.extend(self._lines(lines))
+        if rest:
+            self._hold(rest)
+        return out
+
+    def _by_lines(self, chunk: bytes) -> list[bytes]:
         # A trailing CR may be the first half of CRLF: keep it with the unfinished line.
         held = b""
         if chunk.endswith(b"\r"):

@@ -12,7 +12,6 @@ from typing import Any
 from .._errors import ProviderError, SchemaError, SequenceError, UnsupportedProviderState
 from .._limits import Limits
 from ._assembly import Assembly
-from ._checks import opt_dict, opt_str
 from ._events import (
     CANDIDATE_KEYS,
     CONTINUATION,
@@ -23,6 +22,7 @@ from ._events import (
     K_ERROR,
     K_FINISH,
     SNAKE_ALIASES,
+    TOP_KEYS,
 )
 from ._state import State
 from ._turn import FunctionCall, Turn, check_block_reason, make_turn, release_calls
@@ -83,13 +83,29 @@ class Handlers:
         """The chunk's kind; remembers the selected candidate for the handler."""
         if "error" in chunk:
             return K_ERROR
-        for key in chunk:
-            if key in SNAKE_ALIASES:
-                raise SchemaError(f"chunk key {key!r} is snake_case (the SDK would drop it)")
-        feedback = opt_dict(chunk, "promptFeedback", "response")
-        if feedback is not None and feedback.get("blockReason") is not None:
-            return K_BLOCKED
-        candidate = self._current = self._pick(chunk.get("candidates"))
+        if not chunk.keys() <= TOP_KEYS:  # one C-level subset test per chunk
+            for key in chunk:
+                if key in SNAKE_ALIASES:
+                    raise SchemaError(f"chunk key {key!r} is snake_case (the SDK would drop it)")
+        feedback = chunk.get("promptFeedback")
+        if feedback is not None:
+            if type(feedback) is not dict:
+                raise SchemaError("'promptFeedback' must be an object")
+            if feedback.get("blockReason") is not None:
+                return K_BLOCKED
+        candidates = chunk.get("candidates")
+        if type(candidates) is list and len(candidates) == 1 and self._select is None:
+            candidate = candidates[0]  # the common case: one candidate, index 0 or absent
+            if type(candidate) is not dict:
+                raise SchemaError("a candidate must be an object")
+            index = candidate.get("index")
+            if index is not None and (type(index) is not int or index != 0):
+                raise UnsupportedProviderState(
+                    f"candidate index {index!r} without candidate_index="
+                )
+        else:
+            candidate = self._pick(candidates)
+        self._current = candidate
         if candidate is None:
             return K_EMPTY
         return K_CONTENT if candidate.get("finishReason") is None else K_FINISH
@@ -134,56 +150,68 @@ class Handlers:
 
     # -- what every chunk contributes ----------------------------------------------
 
-    def _absorb(self, chunk: dict[str, Any], candidate: dict[str, Any] | None) -> None:
+    def _on_content(self, chunk: dict[str, Any]) -> None:
+        """What every chunk contributes (``_classify`` chose ``self._current``).
+
+        The hot path: a handful of dict probes and two C-level updates per chunk; the
+        fields a turn does not keep apart are filtered once, in _turn.
+        """
         self._chunks += 1
-        response_id = opt_str(chunk, "responseId", "response")
-        if response_id is not None:
-            if self._response_id is None:
-                self._response_id = response_id
-            elif response_id != self._response_id:
+        response_id = chunk.get("responseId")
+        if response_id is not None and response_id != self._response_id:
+            if type(response_id) is not str:
+                raise SchemaError("response 'responseId' must be a string")
+            if self._response_id is not None:
                 raise SequenceError(f"responseId changed mid-stream to {response_id!r}")
-        usage = opt_dict(chunk, "usageMetadata", "response")
+            self._response_id = response_id
+        usage = chunk.get("usageMetadata")
         if usage is not None:
+            if type(usage) is not dict:
+                raise SchemaError("response 'usageMetadata' must be an object")
             self._usage = usage  # a running total: the last one wins
-        for key, value in chunk.items():
-            if key not in _OWN_TOP:
-                self._response[key] = value
+        self._response.update(chunk)
+        candidate = self._current
         if candidate is None:
             return
-        keys = self._candidate_keys
-        for key, value in candidate.items():
-            if key not in keys:
-                if key in SNAKE_ALIASES:
-                    raise SchemaError(f"candidate key {key!r} is snake_case (the SDK drops it)")
-                if key == "continuationToken":
-                    raise UnsupportedProviderState(
-                        f"continuationToken is unknown to contract revision {self._baseline}"
-                    )
-            if key not in _OWN_CANDIDATE:
-                self._candidate[key] = value
-        token = opt_str(candidate, "continuationToken", "candidate")
+        if not candidate.keys() <= self._candidate_keys:
+            self._unknown_candidate_keys(candidate)
+        self._candidate.update(candidate)
+        token = candidate.get("continuationToken")
         if token is not None:
+            if type(token) is not str:
+                raise SchemaError("candidate 'continuationToken' must be a string")
             self._token = token
-        content = opt_dict(candidate, "content", "candidate")
+        content = candidate.get("content")
         if content is not None:
+            if type(content) is not dict:
+                raise SchemaError("candidate 'content' must be an object")
             role = content.get("role")
-            if role is not None and role != "model":
+            if role != "model" and role is not None:
                 raise SequenceError(f"a candidate's content has role {role!r}, not 'model'")
             parts = content.get("parts")
             if parts is not None:
                 self._assembly.add(parts)
 
+    def _unknown_candidate_keys(self, candidate: dict[str, Any]) -> None:
+        """Unknown candidate keys are kept, except drift that could hide semantics."""
+        for key in candidate:
+            if key in self._candidate_keys:
+                continue
+            if key in SNAKE_ALIASES:
+                raise SchemaError(f"candidate key {key!r} is snake_case (the SDK drops it)")
+            if key == "continuationToken":
+                raise UnsupportedProviderState(
+                    f"continuationToken is unknown to contract revision {self._baseline}"
+                )
+
     # -- handlers (named in _state.TRANSITIONS) -------------------------------------
 
-    def _on_content(self, chunk: dict[str, Any]) -> None:
-        self._absorb(chunk, self._current)
-
-    def _on_empty(self, chunk: dict[str, Any]) -> None:
-        self._absorb(chunk, None)
+    #: An empty chunk contributes its metadata the same way (``self._current`` is None).
+    _on_empty = _on_content
 
     def _on_finish(self, chunk: dict[str, Any]) -> None:
         candidate = self._current
-        self._absorb(chunk, candidate)
+        self._on_content(chunk)
         if candidate is None:  # pragma: no cover - K_FINISH implies a candidate
             raise SequenceError("finish without a candidate")
         reason = candidate["finishReason"]
@@ -197,7 +225,8 @@ class Handlers:
         self._calls = release_calls(reason, pending, self._baseline, candidate.get("finishMessage"))
 
     def _on_blocked(self, chunk: dict[str, Any]) -> None:
-        self._absorb(chunk, None)
+        self._current = None
+        self._on_content(chunk)
         check_block_reason(chunk["promptFeedback"]["blockReason"], self._baseline)
 
     def _on_error(self, chunk: dict[str, Any]) -> None:
@@ -221,8 +250,8 @@ class Handlers:
             finish_reason=self._finish_reason,
             continuation_token=self._token,
             usage=self._usage,
-            candidate=dict(self._candidate),
-            response=dict(self._response),
+            candidate={k: v for k, v in self._candidate.items() if k not in _OWN_CANDIDATE},
+            response={k: v for k, v in self._response.items() if k not in _OWN_TOP},
             candidate_index=self._select,
             chunks=self._chunks,
             origin=self._origin,

@@ -61,7 +61,7 @@ class Parser(Handlers):
     ``finish`` after success returns the same Turn.
     """
 
-    __slots__ = ("_error", "_events", "_framer", "_mode", "_result", "_table", "_wire_type")
+    __slots__ = ("_error", "_events", "_framer", "_mode", "_result", "_row", "_rows", "_wire_type")
 
     def __init__(
         self,
@@ -73,10 +73,13 @@ class Parser(Handlers):
         check_limits_and_baseline(limits, baseline)
         check_candidate_index(candidate_index)
         super().__init__(limits, baseline, candidate_index, "stream")
-        table: dict[tuple[State, str], tuple[Callable[[dict[str, Any]], None], State]] = {}
-        for key, (name, target) in TRANSITIONS.items():
-            table[key] = (getattr(self, name), target)
-        self._table = table
+        # One row per state, so the hot path probes a str-keyed dict and hashes no enum.
+        rows: dict[State, dict[str, tuple[Callable[[dict[str, Any]], None], State]]]
+        rows = {state: {} for state in State}
+        for (state, kind), (name, target) in TRANSITIONS.items():
+            rows[state][kind] = (getattr(self, name), target)
+        self._rows = rows
+        self._row = rows[self._state]
         self._framer: DataFramer | None = None
         self._mode: str | None = None
         self._error: CallgateError | None = None
@@ -175,12 +178,14 @@ class Parser(Handlers):
             raise SchemaError("a generateContent chunk must be a JSON object")
         self._wire_type = None
         kind = self._wire_type = self._classify(chunk)
-        entry = self._table.get((self._state, kind))
+        entry = self._row.get(kind)
         if entry is None:
             raise SequenceError(f"a {kind} chunk is illegal in state {self._state.value}")
         handler, target = entry
         handler(chunk)
-        self._state = target
+        if target is not self._state:
+            self._state = target
+            self._row = self._rows[target]
 
     def _fail(self, exc: BaseException) -> NoReturn:
         if isinstance(exc, UsageError):  # a value our own sealing refused: hostile data
@@ -204,6 +209,7 @@ class Parser(Handlers):
                 err.turn = None
         self._error = err
         self._state = State.FAILED
+        self._row = self._rows[State.FAILED]
         self._result = None
         if err is exc:
             raise err
