@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from callgate import loads_strict
 from callgate.gemini_generate_content import parse_stream
 
 CALLS = 8
@@ -69,6 +70,14 @@ def bare(data: bytes) -> None:
     for frame in data.split(b"\n\n"):
         if frame.startswith(b"data: "):
             loads(frame[6:])
+
+
+def strict_floor(data: bytes) -> None:
+    """The bare split with callgate's strict JSON decoder instead of json.loads: what the
+    kernel's strict decoding alone costs, before any protocol work."""
+    for frame in data.split(b"\n\n"):
+        if frame.startswith(b"data: "):
+            loads_strict(frame[6:])
 
 
 def callgate_parse(data: bytes) -> None:
@@ -157,20 +166,21 @@ def main() -> int:
     sdk = None if args.no_sdk else make_sdk(server)
     print(f"python {sys.version.split()[0]}; best of {args.repeat}")
     print(
-        f"{'chunks':>7} {'bare ch/s':>11} {'socket ms':>9} {'sdk ch/s':>10} "
-        f"{'callgate ch/s':>14} {'us/ch':>6} {'x vs sdk':>8} {'x bare':>7}"
+        f"{'chunks':>7} {'bare ch/s':>11} {'strict ch/s':>11} {'socket ms':>9} {'sdk ch/s':>10} "
+        f"{'callgate ch/s':>14} {'us/ch':>6} {'x vs sdk':>8} {'x bare':>7} {'x strict':>8}"
     )
     for n in (1000, 4000, 16000, 64000):
         data = build_stream(n)
         t_bare = best(bare, data, args.repeat)
+        t_strict = best(strict_floor, data, args.repeat)
         t_cg = best(callgate_parse, data, args.repeat)
         t_sock = best(server.read_only, data, args.repeat)
         sdk_repeat = max(1, args.repeat // 2) if n <= 4000 else 1
         t_sdk = best(sdk, data, sdk_repeat) if sdk is not None and n <= 16000 else float("nan")
         print(
-            f"{n:>7} {n / t_bare:>11,.0f} {t_sock * 1e3:>9.1f} {n / t_sdk:>10,.0f} "
-            f"{n / t_cg:>14,.0f} {t_cg / n * 1e6:>6.2f} {t_sdk / t_cg:>8.1f} "
-            f"{t_cg / t_bare:>7.2f}"
+            f"{n:>7} {n / t_bare:>11,.0f} {n / t_strict:>11,.0f} {t_sock * 1e3:>9.1f} "
+            f"{n / t_sdk:>10,.0f} {n / t_cg:>14,.0f} {t_cg / n * 1e6:>6.2f} "
+            f"{t_sdk / t_cg:>8.1f} {t_cg / t_bare:>7.2f} {t_cg / t_strict:>8.2f}"
         )
     server.server.shutdown()
     return 0
