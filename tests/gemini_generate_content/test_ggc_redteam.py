@@ -436,16 +436,19 @@ def test_max_text_chars_bounds_a_joined_text_run() -> None:
     assert err.value.limit == "max_text_chars"
 
 
+@pytest.mark.parametrize("piece", [7, 10**6], ids=["small-feeds", "one-feed"])
 @pytest.mark.parametrize("limit", ["max_line_bytes", "max_event_bytes"])
-def test_line_and_event_bounds(limit: str) -> None:
-    data = sse(chunk(text("x" * 500), finish="STOP"))
-    pieces = [data[i : i + 7] for i in range(0, len(data), 7)]
+def test_line_and_event_bounds(limit: str, piece: int) -> None:
+    data = sse(chunk(text("a")), chunk(text("x" * 500), finish="STOP"))
+    pieces = [data[i : i + piece] for i in range(0, len(data), piece)]
     with pytest.raises(LimitExceededError) as err:
         parse_stream(pieces, limits=Limits(**{limit: 100}))
     assert err.value.limit == limit
 
 
-def test_max_events_per_stream() -> None:
+@pytest.mark.parametrize("piece", [5, 10**6], ids=["small-feeds", "one-feed"])
+def test_max_events_per_stream(piece: int) -> None:
     data = sse(*[chunk(text("x")) for _ in range(5)], chunk(finish="STOP"))
+    pieces = [data[i : i + piece] for i in range(0, len(data), piece)]
     with pytest.raises(LimitExceededError):
-        parse_stream(data, limits=Limits(max_events_per_stream=3))
+        parse_stream(pieces, limits=Limits(max_events_per_stream=3))

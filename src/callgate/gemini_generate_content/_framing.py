@@ -64,29 +64,31 @@ class DataFramer:
         return self._by_events(chunk)
 
     def _by_events(self, chunk: bytes) -> list[bytes]:
-        """The fast path for LF-only input between events: one split per feed, and a
-        one-line ``data: `` event costs a prefix test and two length checks."""
+        """The fast path for LF-only input between events: one split per feed. When every
+        complete event is one ``data: `` line (counted in C: two newlines and one prefix
+        per event), the payloads are sliced in one comprehension."""
         limits = self._limits
         blocks = chunk.split(b"\n\n")
         rest = blocks.pop()
-        out: list[bytes] = []
-        for block in blocks:
-            if not block:
-                continue  # more blank lines: nothing to dispatch
-            if b"\n" in block or not block.startswith(_PREFIX):
-                # several lines, or one the SDK would not read as data: the line path
-                out.extend(self._lines([*block.split(b"\n"), b""]))
-                continue
-            if len(block) > limits.max_line_bytes:
-                raise _too_long("SSE line is too long", "max_line_bytes", limits, len(block))
-            if len(block) - 6 > limits.max_event_bytes:
-                raise _too_long("SSE event is too large", "max_event_bytes", limits, len(block))
-            self._events += 1
-            if self._events > limits.max_events_per_stream:
-                raise _too_long(
-                    "too many events in one stream", "max_events_per_stream", limits, self._events
-                )
-            out.append(block[6:])
+        end = len(chunk) - len(rest)
+        if (
+            blocks
+            and chunk.count(b"\n", 0, end) == 2 * len(blocks)
+            and chunk.startswith(_PREFIX) + chunk.count(b"\n\ndata: ", 0, end) == len(blocks)
+        ):
+            longest = max(map(len, blocks))
+            if longest > limits.max_line_bytes:
+                raise _too_long("SSE line is too long", "max_line_bytes", limits, longest)
+            if longest - 6 > limits.max_event_bytes:
+                raise _too_long("SSE event is too large", "max_event_bytes", limits, longest)
+            self._count(len(blocks))
+            out = [block[6:] for block in blocks]
+        else:
+            out = []
+            for block in blocks:
+                if block:  # an empty block is extra blank lines: nothing to dispatch
+                    # the line path: several lines, or one the SDK would not read as data
+                    out.extend(self._lines([*block.split(b"\n"), b""]))
         if b"\n" in rest:
             lines = rest.split(b"\n")
             rest = lines.pop()
@@ -94,6 +96,13 @@ class DataFramer:
         if rest:
             self._hold(rest)
         return out
+
+    def _count(self, events: int) -> None:
+        self._events += events
+        if self._events > self._limits.max_events_per_stream:
+            raise _too_long(
+                "too many events in one stream", "max_events_per_stream", self._limits, self._events
+            )
 
     def _by_lines(self, chunk: bytes) -> list[bytes]:
         # A trailing CR may be the first half of CRLF: keep it with the unfinished line.
@@ -169,12 +178,5 @@ class DataFramer:
     def _dispatch(self) -> bytes:
         data = self._data
         self._data, self._data_len = [], 0
-        self._events += 1
-        if self._events > self._limits.max_events_per_stream:
-            raise LimitExceededError(
-                "too many events in one stream",
-                limit="max_events_per_stream",
-                bound=self._limits.max_events_per_stream,
-                observed=self._events,
-            )
+        self._count(1)
         return data[0] if len(data) == 1 else b"\n".join(data)
