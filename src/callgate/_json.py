@@ -148,7 +148,9 @@ def _long_strings(raw: bytes, parts: list[bytes], bound: int) -> tuple[int, int]
     if max(lengths[1::2], default=0) <= bound:
         return None
     before = list(accumulate(lengths))
-    for k in compress(range(1, len(parts), 2), map(bound.__lt__, lengths[1::2])):
+    # An unterminated last string is left to the real decode, which reports it.
+    last = len(parts) - 1 if len(parts) % 2 else len(parts) - 2
+    for k in compress(range(1, last + 1, 2), map(bound.__lt__, lengths[1::2])):
         start = before[k - 1] + k - 1  # the opening quote
         try:
             decoded: str = json.loads(raw[start : start + lengths[k] + 2])
@@ -157,6 +159,19 @@ def _long_strings(raw: bytes, parts: list[bytes], bound: int) -> tuple[int, int]
         if len(decoded) > bound:
             return start, len(decoded)
     return None
+
+
+def _quote_free_block(neutral: bytes, bound: int) -> bool:
+    """False if no string of ``neutral`` can be written longer than ``bound``.
+
+    Such a string holds a quote-free run of ``bound + 1`` bytes, which covers one of the
+    aligned blocks of ``(bound + 2) // 2`` bytes; with the default bounds that is at most
+    four C ``find`` calls, each ending at the first quote, instead of a split into parts.
+    """
+    block = (bound + 2) // 2
+    if len(neutral) > 64 * block:
+        return True  # small bound: the split is the cheaper test
+    return any(neutral.find(b'"', at, at + block) < 0 for at in range(0, len(neutral), block))
 
 
 def _check_surrogates(value: Any, raw: bytes, from_str: bool) -> None:
@@ -191,7 +206,11 @@ def _prescan(text: str, raw: bytes | None, limits: Limits, from_str: bool) -> No
         return
     if raw is None:
         raw = text.encode("utf-8")
-    parts = _neutral(raw).split(b'"')
+    neutral = _neutral(raw)
+    long = long and _quote_free_block(neutral, string_bound)
+    if not (deep or long):
+        return
+    parts = neutral.split(b'"')
     if deep:
         depth = _max_depth(b"".join(parts[::2]))
         if depth > depth_bound:

@@ -215,3 +215,17 @@ def test_many_valid_pairs_then_a_lone_surrogate_is_refused() -> None:
     with pytest.raises(JSONError, match="lone low"):
         loads_strict(doc)
     assert loads_strict(doc.replace("\\udc00", "")) == ["\U0001f600" * 10_000]
+
+
+def test_string_past_default_bound_is_found_through_the_block_test() -> None:
+    bound = Limits().max_json_string_chars
+    with pytest.raises(LimitExceededError) as info:
+        loads_strict(b'[1,"' + b"a" * (bound + 1) + b'"]')
+    assert (info.value.observed, info.value.byte_offset) == (bound + 1, 3)
+    assert len(loads_strict(b'["' + b"a" * bound + b'"]')[0]) == bound
+
+
+def test_unterminated_long_string_at_default_bound_is_a_json_error() -> None:
+    bound = Limits().max_json_string_chars
+    with pytest.raises(JSONError):
+        loads_strict(b'["' + b'\\"' * (bound // 2 + 8))
