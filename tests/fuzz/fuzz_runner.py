@@ -103,15 +103,6 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
         where=r"^_parser\.py:_on_step_delta$",
     ),
     KnownBug(
-        name="bare ValueError for ints over 4,300 digits (canonical_bytes)",
-        item="issue 10 A3",
-        protocol="*",
-        oracle="escape",
-        exc_type="ValueError",
-        message=r"^Exceeds the limit \(4300 digits\) for integer string conversion",
-        where=r"^_digest\.py:canonical_bytes$",
-    ),
-    KnownBug(
         name="anthropic feed_event: repr() of a deep content_block_delta index recurses",
         item="NEW (found by this fuzzer; belongs with issue 10 A3)",
         protocol="anthropic_messages",
