@@ -320,9 +320,12 @@ class Parser:
         delta = obj.get("delta")
         if type(delta) is not dict:
             raise SchemaError("step.delta needs a 'delta' object")
-        apply = acc.routes.get(delta.get("type"))  # type: ignore[arg-type]
+        kind = delta.get("type")
+        # The routes are keyed by str: a list or object 'type' must not reach the lookup
+        # (it is unhashable, and would escape as a bare TypeError).
+        apply = acc.routes.get(kind) if type(kind) is str else None
         if apply is None:
-            raise self._delta_error(acc, delta.get("type"))
+            raise self._delta_error(acc, kind)
         apply(acc, delta)
 
     def _delta_error(self, acc: StepAccumulator, delta_type: Any) -> CallgateError:
