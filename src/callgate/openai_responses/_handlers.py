@@ -278,8 +278,12 @@ class Handlers(TextHandlers):
         st = self._item_for(obj, spec)
         if st.done_text is not None:
             raise SequenceError("function_call_arguments.done twice")
-        if "name" in obj and obj["name"] != st.added.get("name"):
-            raise SequenceError("function_call_arguments.done names another function")
+        if "name" in obj:  # optional on both baselines; when sent it must be the item's
+            name = obj["name"]
+            if type(name) is not str:
+                raise SchemaError("function_call_arguments.done 'name' is not a string")
+            if name != st.added.get("name"):
+                raise SequenceError("function_call_arguments.done names another function")
         arguments = obj["arguments"]
         if arguments != "".join(st.frags):
             raise SequenceError("function_call_arguments.done differs from the deltas")
