@@ -345,6 +345,7 @@ class Parser:
                 f"interaction.completed while step index(es) {sorted(self._open)} are open"
             )
         interaction = check_lifecycle(obj)
+        # Exact equality, "" included: an unstored stream stays unstored to its end.
         if interaction["id"] != self._interaction_id:
             raise SequenceError(f"interaction.completed for another id {interaction['id']!r}")
         self._status = status = interaction["status"]
@@ -385,7 +386,7 @@ class Parser:
     def _turn(self, calls: tuple[FunctionCall, ...]) -> Turn:
         try:
             return make_turn(
-                interaction_id=self._interaction_id,
+                interaction_id=self._interaction_id or None,  # "" = unstored: no id
                 status=self._status,
                 steps=tuple(self._steps),
                 calls=calls,
