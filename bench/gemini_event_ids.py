@@ -34,7 +34,7 @@ def _frame(obj: dict[str, Any]) -> bytes:
     return b"data: " + json.dumps(obj, separators=(",", ":")).encode() + b"\n\n"
 
 
-def build_stream(events: int, *, ids: bool) -> bytes:
+def build_stream(events: int, *, ids: bool, text: str = "a") -> bytes:
     """``events`` SSE events (deltas fill the middle), each with an id when ``ids``."""
     frames: list[bytes] = []
 
@@ -47,7 +47,7 @@ def build_stream(events: int, *, ids: bool) -> bytes:
     emit({"event_type": "interaction.created", "interaction": shell})
     emit({"event_type": "step.start", "index": 0, "step": {"type": "model_output"}})
     for _ in range(events - 4):
-        emit({"event_type": "step.delta", "index": 0, "delta": {"type": "text", "text": "a"}})
+        emit({"event_type": "step.delta", "index": 0, "delta": {"type": "text", "text": text}})
     emit({"event_type": "step.stop", "index": 0})
     emit({"event_type": "interaction.completed", "interaction": {**shell, "status": "completed"}})
     return b"".join(frames)
@@ -85,10 +85,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--text-chars", type=int, default=1, help="characters per delta")
     parser.add_argument("--no-time", action="store_true", help="memory only")
     args = parser.parse_args()
-    with_ids = build_stream(args.events, ids=True)
-    without = build_stream(args.events, ids=False)
+    text = "a" * args.text_chars
+    with_ids = build_stream(args.events, ids=True, text=text)
+    without = build_stream(args.events, ids=False, text=text)
     print(f"python {sys.version.split()[0]}; {args.events:,} events")
     print(f"fed: {len(with_ids) / MiB:.1f} MiB with ids, {len(without) / MiB:.1f} MiB without")
     peak_ids, peak_plain = peak_bytes(with_ids), peak_bytes(without)
