@@ -10,7 +10,7 @@ RSTAMP := $(VENV)/.installed-run
 BASE   := .venv-baseline
 BSTAMP := $(BASE)/.installed-baseline
 
-.PHONY: test lint typecheck demo clean test-baseline
+.PHONY: test lint typecheck demo clean test-baseline crash-matrix
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -52,6 +52,10 @@ test: lint typecheck
 test-baseline: $(BSTAMP)
 	$(BASE)/bin/python -m pytest tests/mock/test_mock_sdk_conformance.py
 	$(BASE)/bin/python -O -W error -m pytest tests/mock/test_mock_sdk_conformance.py
+
+# The ledger's crash matrix in full: every fault point x effect class x store.
+crash-matrix: $(STAMP)
+	CALLGATE_CRASH_MATRIX=full $(BIN)/python -m pytest tests/ledger/test_ledger_crash.py
 
 demo: $(RSTAMP)
 	$(BIN)/callgate demo

@@ -124,7 +124,7 @@ def crash_tools(remote: Path, kill_at: str | None = None) -> list[Tool]:
 
 def outbox_sender(remote: Path) -> Any:
     def send(message: OutboxMessage) -> None:
-        remote_apply(remote, message.payload["token"], dedup=True)
+        remote_apply(remote, message.idempotency_token, dedup=True)
 
     return send
 

@@ -129,6 +129,7 @@ def relay(
         except BaseException:
             _mark(ledger, message, worker_id, "pending")
             raise
+        ledger.fault("after_relay_send")
         _mark(ledger, message, worker_id, "sent")
         sent += 1
     return sent
