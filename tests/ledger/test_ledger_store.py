@@ -541,3 +541,21 @@ def _lease_until(ledger: Ledger) -> float:
         row = tx.one("SELECT lease_until FROM ledger_effects")
     assert row is not None
     return float(row[0])
+
+
+def test_record_turn_can_claim_its_ready_effects_in_the_same_commit(make_ledger: Make) -> None:
+    ledger = make_ledger(tools=_tools())
+    req = ledger.record_request("run", provider="p", request_digest="d", sent=True)
+    assert req.state is RequestState.SENT
+    calls = [CallInput("c1", "idem", {}), CallInput("c2", "gated", {})]
+    idem, gated = ledger.record_turn(
+        req.request_id, TurnInput("p", "t1", "d", {}, calls), claim_as="w1"
+    )
+    assert (idem.state, gated.state) == (S.EXECUTING, S.AWAITING_APPROVAL)
+    assert ledger.claim(idem.effect_id, worker_id="w2") is None
+    claim = ledger.held_claim(idem)
+    assert claim.worker_id == "w1"
+    assert ledger.settle(claim, "done").state is S.COMMITTED
+    with pytest.raises(UsageError):
+        ledger.held_claim(gated)
+    assert _legal(ledger, idem.effect_id)

@@ -118,6 +118,10 @@ class Ledger:
         """A raw transaction on the store (for tests and tools that need one)."""
         return self._store.transaction()
 
+    def reading(self) -> Any:
+        """A read-only view of the store (no write lock)."""
+        return self._store.read()
+
     def close(self) -> None:
         self._store.close()
 
@@ -211,8 +215,11 @@ class Ledger:
         carries_turn: int | None = None,
         provider_side_effects: bool = False,
         lease: RunLease | None = None,
+        sent: bool = False,
     ) -> RequestRecord:
-        """Record a model request before it is sent (state ``prepared``).
+        """Record a model request before it is sent (state ``prepared``; with ``sent=True``
+        directly ``sent``, saving a commit when the bytes leave right after: recovery treats
+        both alike, as "may have reached the provider").
 
         ``carries_turn`` names the turn whose results this continuation carries; they become
         ``delivered`` when :meth:`identify` sees the provider accept it (R4).
@@ -220,6 +227,7 @@ class Ledger:
         side effects: recovery holds those for an operator instead of re-sending.
         """
         body_text = dump(body)
+        first = RequestState.SENT if sent else RequestState.PREPARED
         with self._store.transaction() as tx:
             self._ensure_run(tx, run_id)
             tx.lock_run(self._run_key(run_id))
@@ -239,7 +247,7 @@ class Ledger:
                     self.scope,
                     run_id,
                     seq,
-                    RequestState.PREPARED.value,
+                    first.value,
                     provider,
                     request_digest,
                     carries_turn,
@@ -253,14 +261,14 @@ class Ledger:
                 run_id=run_id,
                 request_id=request_id,
                 from_state=None,
-                to_state=RequestState.PREPARED.value,
+                to_state=first.value,
                 event="record_request",
                 actor="ledger",
             )
         return self.request(request_id)
 
     def request(self, request_id: str) -> RequestRecord:
-        with self._store.transaction() as tx:
+        with self._store.read() as tx:
             return self._request(tx, request_id)
 
     def _request(self, tx: Tx, request_id: str) -> RequestRecord:
@@ -273,7 +281,7 @@ class Ledger:
         return request_from_row(row)
 
     def requests(self, run_id: str) -> tuple[RequestRecord, ...]:
-        with self._store.transaction() as tx:
+        with self._store.read() as tx:
             rows = tx.rows(
                 f"SELECT {REQUEST_COLUMNS} FROM ledger_requests "  # noqa: S608
                 "WHERE scope = ? AND run_id = ? ORDER BY seq",
@@ -349,12 +357,21 @@ class Ledger:
     # -- turns (R1) -----------------------------------------------------------------------
 
     def record_turn(
-        self, request_id: str, turn: TurnInput, *, lease: RunLease | None = None
+        self,
+        request_id: str,
+        turn: TurnInput,
+        *,
+        lease: RunLease | None = None,
+        claim_as: str | None = None,
+        lease_seconds: float = 30.0,
     ) -> tuple[EffectRecord, ...]:
         """Persist the terminal turn and one effect per released call, in one transaction.
 
-        Re-recording the same turn returns the recorded effects; the same provider turn id
-        with another digest, or a call with other arguments, raises :class:`ConflictError`.
+        With ``claim_as`` (a worker id) the turn's ready effects are claimed in that same
+        transaction, saving a commit per call; :meth:`held_claim` gives their claims.
+        Re-recording the same turn returns the recorded effects (claiming nothing); the same
+        provider turn id with another digest, or a call with other arguments, raises
+        :class:`ConflictError`.
         """
         digests = _record.check_turn(turn)
         with self._store.transaction() as tx:
@@ -403,6 +420,8 @@ class Ledger:
                 provider_turn_id=turn.provider_turn_id,
             )
             _record.insert_effects(self, tx, req.run_id, turn_seq, turn, digests)
+            if claim_as is not None:
+                _record.claim_turn(self, tx, req.run_id, turn_seq, claim_as, lease_seconds)
             return tuple(
                 select_effects(
                     tx,
@@ -432,7 +451,7 @@ class Ledger:
         return tuple(effects)
 
     def turn_snapshot(self, run_id: str, turn_seq: int) -> Any:
-        with self._store.transaction() as tx:
+        with self._store.read() as tx:
             row = tx.one(
                 "SELECT snapshot FROM ledger_turns WHERE scope = ? AND run_id = ? AND turn_seq = ?",
                 (self.scope, run_id, turn_seq),
@@ -444,7 +463,7 @@ class Ledger:
     # -- effects --------------------------------------------------------------------------
 
     def effect(self, effect_id: str) -> EffectRecord:
-        with self._store.transaction() as tx:
+        with self._store.read() as tx:
             return self._effect(tx, effect_id)
 
     def _effect(self, tx: Tx, effect_id: str) -> EffectRecord:
@@ -455,7 +474,7 @@ class Ledger:
 
     def effects(self, run_id: str) -> tuple[EffectRecord, ...]:
         """The run's effects in turn and call order."""
-        with self._store.transaction() as tx:
+        with self._store.read() as tx:
             return tuple(
                 select_effects(
                     tx,
@@ -529,6 +548,22 @@ class Ledger:
         )
         return _record.claim_where(self, inner, params, worker_id, lease_seconds)
 
+    def held_claim(self, effect: EffectRecord) -> Claim:
+        """The claim an ``executing`` record stands for (e.g. from ``record_turn(claim_as=)``).
+
+        Raises :class:`UsageError` if the record is not executing under a lease."""
+        if effect.state is not EffectState.EXECUTING or effect.lease_owner is None:
+            raise UsageError(f"effect {effect.effect_id!r} is {effect.state.value}, not claimed")
+        return Claim(
+            effect_id=effect.effect_id,
+            epoch=effect.epoch,
+            attempt=effect.attempt,
+            worker_id=effect.lease_owner,
+            tool=effect.tool,
+            arguments=effect.arguments,
+            idempotency_token=effect.idempotency_token,
+        )
+
     def heartbeat(self, claim: Claim, *, lease_seconds: float = 30.0) -> None:
         """Extend the claim's lease; raises :class:`FencedError` if it is no longer current."""
         with self._store.transaction() as tx:
@@ -575,7 +610,7 @@ class Ledger:
 
     def late_results(self, effect_id: str) -> tuple[tuple[int, str, Any], ...]:
         """Results that arrived after their claim was fenced: (epoch, worker, result)."""
-        with self._store.transaction() as tx:
+        with self._store.read() as tx:
             rows = tx.rows(
                 "SELECT epoch, worker_id, result FROM ledger_late_results "
                 "WHERE effect_id = ? ORDER BY seq",
@@ -626,7 +661,7 @@ class Ledger:
     def results(self, run_id: str, turn_seq: int) -> tuple[ToolResult, ...] | None:
         """The turn's results in call order, for the continuation; None while any effect is
         still open (or unresolved under the run's ``hold`` policy)."""
-        with self._store.transaction() as tx:
+        with self._store.read() as tx:
             row = tx.one(
                 "SELECT unresolved FROM ledger_runs WHERE scope = ? AND run_id = ?",
                 (self.scope, run_id),
@@ -659,7 +694,7 @@ class Ledger:
                 )
 
     def audit(self, effect_id: str) -> tuple[AuditEvent, ...]:
-        with self._store.transaction() as tx:
+        with self._store.read() as tx:
             rows = tx.rows(
                 f"SELECT {EVENT_COLUMNS} FROM ledger_events WHERE effect_id = ? ORDER BY seq",  # noqa: S608
                 (effect_id,),

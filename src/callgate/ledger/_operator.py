@@ -143,7 +143,7 @@ def deny(ledger: Ledger, effect_id: str, *, actor: str, reason: str) -> EffectRe
 
 def approvals(ledger: Ledger, effect_id: str) -> tuple[tuple[Any, ...], ...]:
     """(approval_id, actor, consumed_epoch or None, expired) per approval, oldest first."""
-    with ledger.transaction() as tx:
+    with ledger.reading() as tx:
         rows = tx.rows(
             "SELECT approval_id, actor, consumed_epoch, expires_at <= {now} "
             "FROM ledger_approvals WHERE effect_id = ? ORDER BY created_at, approval_id",
@@ -283,7 +283,7 @@ def pending(
     if run_id is not None:
         where += " AND run_id = ?"
         params.append(run_id)
-    with ledger.transaction() as tx:
+    with ledger.reading() as tx:
         return tuple(select_effects(tx, where + " ORDER BY created_at, position", params))
 
 

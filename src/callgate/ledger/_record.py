@@ -23,7 +23,14 @@ from ._store import Tx
 if TYPE_CHECKING:
     from ._ledger import Ledger
 
-__all__ = ["check_turn", "claim_where", "effect_id_for", "insert_effects", "token_for"]
+__all__ = [
+    "check_turn",
+    "claim_turn",
+    "claim_where",
+    "effect_id_for",
+    "insert_effects",
+    "token_for",
+]
 
 
 def effect_id_for(scope: str, run_id: str, turn_seq: int, call_id: str) -> str:
@@ -214,3 +221,30 @@ def claim_where(
         arguments=effect.arguments,
         idempotency_token=effect.idempotency_token,
     )
+
+
+def claim_turn(
+    ledger: Ledger, tx: Tx, run_id: str, turn_seq: int, worker_id: str, lease_seconds: float
+) -> None:
+    """Claim every ready effect of a just-recorded turn inside the recording transaction
+    (a new turn's ready effects never need an approval: those wait in awaiting_approval)."""
+    rows = tx.rows(
+        "UPDATE ledger_effects SET state = 'executing', epoch = epoch + 1, "  # noqa: S608
+        "attempt = attempt + 1, version = version + 1, lease_owner = ?, "
+        "lease_until = {now} + ?, updated_at = {now} WHERE scope = ? AND run_id = ? "
+        f"AND turn_seq = ? AND state = 'ready' RETURNING {EFFECT_COLUMNS}",
+        (worker_id, lease_seconds, ledger.scope, run_id, turn_seq),
+    )
+    for effect in map(effect_from_row, rows):
+        audit(
+            tx,
+            scope=effect.scope,
+            run_id=effect.run_id,
+            effect_id=effect.effect_id,
+            from_state="ready",
+            to_state="executing",
+            event="claim",
+            actor=worker_id,
+            epoch=effect.epoch,
+            detail={"attempt": effect.attempt},
+        )

@@ -63,6 +63,7 @@ class Store(Protocol):
     url: str
 
     def transaction(self) -> Any: ...  # a context manager yielding a Tx
+    def read(self) -> Any: ...  # the same, for reads only (no write lock, no commit work)
     def close(self) -> None: ...
 
 
@@ -118,6 +119,14 @@ class SQLiteStore:
             self._conn.execute("ROLLBACK")
             raise
         self._conn.execute("COMMIT")
+
+    @contextmanager
+    def read(self) -> Iterator[Tx]:
+        self._conn.execute("BEGIN DEFERRED")
+        try:
+            yield _SQLiteTx(self._conn)
+        finally:
+            self._conn.execute("ROLLBACK")
 
     def close(self) -> None:
         self._conn.close()
@@ -175,6 +184,12 @@ class PostgresStore:
     @contextmanager
     def transaction(self) -> Iterator[Tx]:
         with self._conn.transaction(), self._conn.cursor() as cur:
+            yield _PostgresTx(cur, self._integrity_error)
+
+    @contextmanager
+    def read(self) -> Iterator[Tx]:
+        # Autocommit: each read statement is its own snapshot, one round trip.
+        with self._conn.cursor() as cur:
             yield _PostgresTx(cur, self._integrity_error)
 
     def close(self) -> None:
