@@ -4,8 +4,8 @@
 
 Phases, all in one run so the figures are comparable as ratios:
 
-1. the disk's fsync ceiling (100-byte append + fsync, in a loop) in the SQLite file's
-   directory;
+1. the disk's fsync rate (4 KiB page rewrite + fdatasync in a preallocated file, as a
+   WAL sees it), measured next to each SQLite phase in the same directory;
 2. the ledger on SQLite (``synchronous=FULL``, WAL), one process: each call is the full
    path the loop takes (request recorded, sent, identified; turn + effect recorded;
    claimed; run; committed). Once with one call per turn, once with 8 calls per turn.
@@ -60,14 +60,19 @@ DBOS.destroy()
 """
 
 
-def fsync_rate(directory: Path, seconds: float = 2.0) -> float:
+def fsync_rate(directory: Path, seconds: float = 1.5) -> float:
+    """Synced 4 KiB page writes per second into a preallocated file, as a WAL sees them
+    (an append that grows the file also syncs its size, and is slower)."""
     path = directory / "fsync.probe"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT)
     try:
+        os.write(fd, b"\0" * (1 << 20))
+        os.fsync(fd)
+        page = b"x" * 4096
         count, start = 0, time.perf_counter()
         while time.perf_counter() - start < seconds:
-            os.write(fd, b"x" * 100)
-            os.fsync(fd)
+            os.pwrite(fd, page, (count % 256) * 4096)
+            os.fdatasync(fd)
             count += 1
         return count / (time.perf_counter() - start)
     finally:
@@ -238,10 +243,9 @@ def main() -> None:
         return
     work = Path(tempfile.mkdtemp(prefix="ledger-bench-"))
     try:
-        ceiling = fsync_rate(work)
-        print(f"disk fsync rate: {ceiling:,.0f}/s")
         for kind in PATHS:
             for batch in (1, 8):
+                ceiling = fsync_rate(work)  # measured next to each phase: the disk drifts
                 rate = sqlite_phase(work / f"l{kind}{batch}.db", args.calls, batch, kind)
                 argv = [
                     sys.executable,
@@ -262,7 +266,8 @@ def main() -> None:
                 shown = f"{per_call:.2f}" if per_call is not None else "n/a"
                 print(
                     f"ledger sqlite, {kind}, {batch} call(s)/turn: {rate:,.1f} calls/s; "
-                    f"fsyncs/call {shown}; fsync ceiling {bound} calls/s"
+                    f"fsyncs/call {shown}; disk {ceiling:,.0f} fsync/s -> ceiling {bound} calls/s",
+                    flush=True,
                 )
         for wal in (False, True):
             dbos = dbos_phase(work, args.dbos_calls, wal)
