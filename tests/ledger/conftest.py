@@ -84,3 +84,17 @@ def make_ledger(store_url: str) -> Iterator[Callable[..., Ledger]]:
     yield make
     for ledger in opened:
         ledger.close()
+
+
+_CRASH_CELLS: dict[str, int] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "call" and "test_sigkill_at_a_fault_point" in report.nodeid:
+        _CRASH_CELLS[report.outcome] = _CRASH_CELLS.get(report.outcome, 0) + 1
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _CRASH_CELLS:
+        counts = ", ".join(f"{n} {outcome}" for outcome, n in sorted(_CRASH_CELLS.items()))
+        terminalreporter.write_line(f"ledger crash matrix cells: {counts}")
