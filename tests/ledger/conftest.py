@@ -8,40 +8,15 @@ the PostgreSQL suite silently skipped.
 
 from __future__ import annotations
 
-import functools
-import os
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from ledger_harness import PG_URL, require_postgres
 
 from callgate.ledger import Ledger, open_ledger
-
-PG_URL = os.environ.get("CALLGATE_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
-
-
-@functools.cache
-def postgres_unavailable() -> str | None:
-    try:
-        import psycopg
-    except ImportError:
-        return "psycopg is not installed (pip install 'callgate[postgres]')"
-    try:
-        psycopg.connect(PG_URL, connect_timeout=3).close()
-    except Exception as exc:
-        return f"PostgreSQL at {PG_URL} is unreachable: {exc}"
-    return None
-
-
-def require_postgres() -> None:
-    reason = postgres_unavailable()
-    if reason is None:
-        return
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI=true but {reason}")
-    pytest.skip(reason)
 
 
 @pytest.fixture

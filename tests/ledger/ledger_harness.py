@@ -8,6 +8,7 @@ records one turn with one call and executes it, killing itself at FAULT_POINT.
 from __future__ import annotations
 
 import fcntl
+import functools
 import os
 import signal
 import sys
@@ -28,6 +29,33 @@ from callgate.ledger import (
     TurnInput,
     open_ledger,
 )
+
+PG_URL = os.environ.get("CALLGATE_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+@functools.cache
+def postgres_unavailable() -> str | None:
+    try:
+        import psycopg
+    except ImportError:
+        return "psycopg is not installed (pip install 'callgate[postgres]')"
+    try:
+        psycopg.connect(PG_URL, connect_timeout=3).close()
+    except Exception as exc:
+        return f"PostgreSQL at {PG_URL} is unreachable: {exc}"
+    return None
+
+
+def require_postgres() -> None:
+    import pytest  # not at the top: the crash child runs this file without pytest
+
+    reason = postgres_unavailable()
+    if reason is None:
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI=true but {reason}")
+    pytest.skip(reason)
+
 
 _turns = iter(range(1, 1 << 30))
 

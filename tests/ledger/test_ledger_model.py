@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from hypothesis.stateful import (
     precondition,
     rule,
 )
-from ledger_harness import record
+from ledger_harness import PG_URL, record, require_postgres
 
 from callgate.ledger import (
     Applied,
@@ -61,6 +62,16 @@ def _verify(args: Any, ctx: Any) -> Any:
     return VERDICTS.pop() if VERDICTS else Inconclusive()
 
 
+def _fresh_schema() -> tuple[str, str]:
+    import psycopg
+
+    schema = f"cgm_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    sep = "&" if "?" in PG_URL else "?"
+    return schema, f"{PG_URL}{sep}options=-csearch_path%3D{schema}%20-csynchronous_commit%3Doff"
+
+
 def _tools() -> list[Tool]:
     tools = [
         Tool(name, _run, effect=cls, verify=_verify if name == "verif" else None)
@@ -72,11 +83,16 @@ def _tools() -> list[Tool]:
 
 class LedgerMachine(RuleBasedStateMachine):
     claims = Bundle("claims")
+    store = "sqlite"
 
     def __init__(self) -> None:
         super().__init__()
         self.dir = tempfile.mkdtemp()
-        self.ledger = open_ledger(f"sqlite:///{Path(self.dir) / 'm.db'}", tools=_tools())
+        self.schema: str | None = None
+        url = f"sqlite:///{Path(self.dir) / 'm.db'}"
+        if self.store == "postgres":
+            self.schema, url = _fresh_schema()
+        self.ledger = open_ledger(url, tools=_tools())
         self.state: dict[str, S] = {}
         self.tool: dict[str, str] = {}
         self.result: dict[str, Any] = {}
@@ -86,6 +102,11 @@ class LedgerMachine(RuleBasedStateMachine):
     def teardown(self) -> None:
         self.ledger.close()
         shutil.rmtree(self.dir, ignore_errors=True)
+        if self.schema is not None:
+            import psycopg
+
+            with psycopg.connect(PG_URL, autocommit=True) as conn:
+                conn.execute(f"DROP SCHEMA {self.schema} CASCADE")
 
     def _ids(self, *states: S) -> list[str]:
         return sorted(e for e, s in self.state.items() if s in states)
@@ -211,4 +232,21 @@ LedgerMachine.TestCase.settings = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
-test_ledger_state_machine = LedgerMachine.TestCase
+test_ledger_state_machine_sqlite = LedgerMachine.TestCase
+
+
+class PostgresLedgerMachine(LedgerMachine):
+    store = "postgres"
+
+
+PostgresLedgerMachine.TestCase.settings = settings(
+    max_examples=8,
+    stateful_step_count=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+def test_ledger_state_machine_postgres() -> None:
+    require_postgres()
+    PostgresLedgerMachine.TestCase("runTest").runTest()

@@ -559,3 +559,23 @@ def test_record_turn_can_claim_its_ready_effects_in_the_same_commit(make_ledger:
     with pytest.raises(UsageError):
         ledger.held_claim(gated)
     assert _legal(ledger, idem.effect_id)
+
+
+def test_no_transaction_is_held_while_a_tool_runs(make_ledger: Make) -> None:
+    other = make_ledger()
+    seen: list[int] = []
+
+    def probe(args: Any, ctx: Any) -> Any:
+        # Another connection must be able to lock this very effect row while the tool runs.
+        lock = " FOR UPDATE NOWAIT" if other.dialect == "postgres" else ""
+        with other.transaction() as tx:
+            row = tx.one(
+                f"SELECT attempt FROM ledger_effects WHERE effect_id = ?{lock}", (ctx.effect_id,)
+            )
+        seen.append(int(row[0]) if row else -1)
+        return "ok"
+
+    ledger = make_ledger(tools=[Tool("probe", probe, effect=EffectClass.IDEMPOTENT_REMOTE)])
+    (effect,) = record(ledger, "run", [("c1", "probe", {})])
+    assert ledger.execute(effect.effect_id, worker_id="w").state is S.COMMITTED
+    assert seen == [1]
