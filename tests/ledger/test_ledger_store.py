@@ -579,3 +579,27 @@ def test_no_transaction_is_held_while_a_tool_runs(make_ledger: Make) -> None:
     (effect,) = record(ledger, "run", [("c1", "probe", {})])
     assert ledger.execute(effect.effect_id, worker_id="w").state is S.COMMITTED
     assert seen == [1]
+
+
+def test_an_inconclusive_verify_is_not_asked_again_before_its_settle_time(
+    make_ledger: Make,
+) -> None:
+    asked: list[str] = []
+
+    def check(args: Any, ctx: Any) -> Any:
+        asked.append(ctx.effect_id)
+        return Inconclusive(settle_seconds=600)
+
+    tool = Tool("verif", _echo, effect=EffectClass.VERIFIABLE, verify=check)
+    ledger = make_ledger(tools=[tool])
+    (effect,) = record(ledger, "run", [("c1", "verif", {})])
+    ledger.claim(effect.effect_id, worker_id="w1")
+    _expire(ledger, effect.effect_id)
+    assert ledger.recover("r").to_verify == (effect.effect_id,)
+    assert ledger.verify(effect.effect_id).state is S.UNKNOWN
+    assert ledger.verify(effect.effect_id).state is S.UNKNOWN  # not due: not asked
+    assert asked == [effect.effect_id]
+    assert ledger.recover("r").to_verify == ()
+    _expire(ledger, effect.effect_id)  # the settle time has passed
+    ledger.verify(effect.effect_id)
+    assert len(asked) == 2

@@ -8,6 +8,7 @@ digests and the ledger's policy version, expire, and are consumed by the claim.
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -220,7 +221,8 @@ def verify(
 ) -> EffectRecord:
     """Ask a VERIFIABLE tool whether an ``unknown`` effect applied, and settle accordingly:
     Applied -> committed, NotApplied -> ready (or awaiting_approval), Inconclusive ->
-    unknown. Returns the record unchanged when it is not ``unknown``."""
+    unknown, not asked again before its ``settle_seconds`` have passed. Returns the record
+    unchanged when it is not ``unknown`` or not yet due."""
     effect = ledger.effect(effect_id)
     tool = ledger.tool(effect.tool)
     if tool is None or tool.verify is None:
@@ -233,6 +235,13 @@ def verify(
         "epoch": RawSQL("epoch + 1"),
     }
     with ledger.transaction() as tx:
+        due = tx.one(
+            "SELECT lease_until IS NULL OR lease_until <= {now} FROM ledger_effects "
+            "WHERE effect_id = ?",
+            (effect_id,),
+        )
+        if due is None or not due[0]:
+            return effect
         checking = ledger.transition(tx, effect, "verify", actor=worker_id, sets=lease)
     if checking is None:
         return ledger.effect(effect_id)
@@ -252,7 +261,9 @@ def verify(
         event = "not_applied"
     else:
         event = "inconclusive"
-        detail = {**(detail or {}), "settle_seconds": getattr(outcome, "settle_seconds", 0.0)}
+        settle = _seconds(getattr(outcome, "settle_seconds", 0.0))
+        sets["lease_until"] = RawSQL(f"{{now}} + {settle!r}")  # not due again before then
+        detail = {**(detail or {}), "settle_seconds": settle}
     with ledger.transaction() as tx:
         if event == "not_applied" and _needs_approval(tx, effect_id):
             event = "not_applied_needs_approval"
@@ -266,6 +277,14 @@ def verify(
             detail=detail,
         )
     return moved or ledger.effect(effect_id)
+
+
+def _seconds(value: Any) -> float:
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return seconds if math.isfinite(seconds) and seconds > 0 else 0.0
 
 
 def pending(
@@ -319,7 +338,8 @@ def recover(ledger: Ledger, worker_id: str) -> RecoveryReport:
                 escalated.append(after.effect_id)
         to_verify = select_effects(
             tx,
-            "scope = ? AND state = 'unknown' AND effect_class = 'verifiable' ORDER BY created_at",
+            "scope = ? AND state = 'unknown' AND effect_class = 'verifiable' "
+            "AND (lease_until IS NULL OR lease_until <= {now}) ORDER BY created_at",
             (ledger.scope,),
         )
         requests = tx.rows(
