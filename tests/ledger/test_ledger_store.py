@@ -603,3 +603,12 @@ def test_an_inconclusive_verify_is_not_asked_again_before_its_settle_time(
     _expire(ledger, effect.effect_id)  # the settle time has passed
     ledger.verify(effect.effect_id)
     assert len(asked) == 2
+
+
+def test_r4_a_recorded_answer_to_a_continuation_delivers_its_results(make_ledger: Make) -> None:
+    ledger = make_ledger(tools=_tools())
+    (effect,) = record(ledger, "run", [("c1", "idem", {})])
+    ledger.execute(effect.effect_id, worker_id="w")
+    nxt = ledger.record_request("run", provider="p", request_digest="d", carries_turn=1, sent=True)
+    ledger.record_turn(nxt.request_id, TurnInput("p", "final", "d", {"text": "done"}, []))
+    assert ledger.effect(effect.effect_id).state is S.DELIVERED

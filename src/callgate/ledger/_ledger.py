@@ -203,6 +203,8 @@ class Ledger(RunsAndRequests):
                 "record_turn",
                 provider_turn_id=turn.provider_turn_id,
             )
+            if req.carries_turn is not None:  # a turn answering it: the provider accepted it
+                self._deliver(tx, req.run_id, req.carries_turn, request_id)
             _record.insert_effects(self, tx, req.run_id, turn_seq, turn, digests)
             if claim_as is not None:
                 _record.claim_turn(self, tx, req.run_id, turn_seq, claim_as, lease_seconds)
