@@ -94,15 +94,6 @@ def _openai_error_beside_success(events: list[Event]) -> bool:
 
 KNOWN_BUGS: tuple[KnownBug, ...] = (
     KnownBug(
-        name="gemini bare TypeError when a delta's type is a list or object",
-        item="issue 10 A3",
-        protocol="gemini_interactions",
-        oracle="escape",
-        exc_type="TypeError",
-        message=r"^unhashable type: '(list|dict)'$",
-        where=r"^_parser\.py:_on_step_delta$",
-    ),
-    KnownBug(
         name="anthropic feed_event: repr() of a deep content_block_delta index recurses",
         item="NEW (found by this fuzzer; belongs with issue 10 A3)",
         protocol="anthropic_messages",
