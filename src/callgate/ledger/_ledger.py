@@ -50,6 +50,7 @@ from ._rows import (
     effect_from_row,
     event_from_row,
     load,
+    model_output,
     result_json,
     select_effects,
 )
@@ -64,16 +65,6 @@ FaultHook = Callable[[str], None]
 
 def _no_fault(point: str) -> None:
     """The default fault hook: nothing happens at a fault point."""
-
-
-def _model_output(value: Any) -> Any:
-    """What a tool returned, as a ToolResult output (str, dict or list)."""
-    if isinstance(value, str | dict | list):
-        return value
-    try:
-        return dump(value)
-    except UsageError:
-        return repr(value)
 
 
 class Ledger(RunsAndRequests):
@@ -369,7 +360,7 @@ class Ledger(RunsAndRequests):
         ``failed`` (definitely not applied; an error result). A fenced write is kept in
         ``late_results`` and raises :class:`FencedError`; nothing is overwritten."""
         event = "commit" if applied else "fail"
-        text = result_json(_model_output(output), is_error or not applied)
+        text = result_json(model_output(output), is_error or not applied)
         with self._store.transaction() as tx:
             moved = self._settle_tx(tx, claim, event, text)
             if moved is not None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._digest import canonical_digest
 from ._model import Claim, EffectFailed, EffectRecord, FencedError, Tool, ToolContext
-from ._rows import dump, load, result_json
+from ._rows import dump, load, model_output, result_json
 from ._store import Row, Tx
 
 if TYPE_CHECKING:
@@ -94,9 +94,7 @@ def run_local(ledger: Ledger, claim: Claim, tool: Tool, ctx: ToolContext) -> Eff
 
 
 def _result(output: Any, is_error: bool) -> str:
-    from ._ledger import _model_output
-
-    return result_json(_model_output(output), is_error)
+    return result_json(model_output(output), is_error)
 
 
 def relay(

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._digest import canonical_bytes
+from .._errors import UsageError
 from .._results import ToolResult
 from ._model import (
     AuditEvent,
@@ -162,3 +163,13 @@ def audit(
 def select_effects(tx: Tx, where: str, params: Sequence[Any]) -> list[EffectRecord]:
     rows = tx.rows(f"SELECT {EFFECT_COLUMNS} FROM ledger_effects WHERE {where}", params)  # noqa: S608
     return [effect_from_row(row) for row in rows]
+
+
+def model_output(value: Any) -> Any:
+    """What a tool returned, as a ToolResult output (str, dict or list)."""
+    if isinstance(value, str | dict | list):
+        return value
+    try:
+        return dump(value)
+    except UsageError:
+        return repr(value)
