@@ -268,4 +268,4 @@ def test_turn_and_call_types_are_frozen_slotted_and_keyword_only(case: Case) -> 
         assert hasattr(cls, "__slots__"), cls
         assert all(f.kw_only for f in dataclasses.fields(cls)), cls
         with pytest.raises(dataclasses.FrozenInstanceError):
-            obj.call_id = "x"  # type: ignore[misc]
+            setattr(obj, dataclasses.fields(cls)[0].name, "x")

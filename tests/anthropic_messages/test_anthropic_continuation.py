@@ -254,8 +254,6 @@ def test_caller_data_is_deep_copied() -> None:
         [{"role": "assistant", "content": "hi"}],
         [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}],
         [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}],
-        [{"role": "tool", "content": "a"}],
-        [{"role": "user", "content": 5}],
         [
             {"role": "user", "content": "a"},
             {
@@ -278,14 +276,32 @@ def test_caller_data_is_deep_copied() -> None:
         "starts-with-assistant",
         "roles-do-not-alternate",
         "ends-with-assistant",
-        "unknown-role",
-        "bad-content",
         "unanswered-tool-use",
         "orphan-tool-result",
     ],
 )
 def test_invalid_history_is_rejected(history: list[dict[str, Any]]) -> None:
     with pytest.raises(ContinuationError):
+        build(turn_of("tool_use_single"), [ToolResult("c-weather-1", "x")], history=history)
+
+
+@pytest.mark.parametrize(
+    "history",
+    [
+        [{"role": "tool", "content": "a"}],
+        [{"role": "user", "content": 5}],
+        ["user: a"],
+        [
+            {"role": "user", "content": "a"},
+            {"role": "assistant", "content": [{"type": "tool_use", "input": {}}]},
+        ],
+    ],
+    ids=["unknown-role", "bad-content", "not-a-message", "tool-use-without-id"],
+)
+def test_history_of_the_wrong_shape_is_a_usage_error(history: list[Any]) -> None:
+    # The builder rule: a message that is not of the documented shape is a wrong argument,
+    # not a broken conversation.
+    with pytest.raises(UsageError):
         build(turn_of("tool_use_single"), [ToolResult("c-weather-1", "x")], history=history)
 
 
@@ -390,8 +406,8 @@ def test_every_observed_tool_name_must_be_declared() -> None:
     ],
     ids=["duplicate", "no-schema", "non-object-schema", "not-a-dict"],
 )
-def test_bad_tool_definitions_are_rejected(tools: list[Any]) -> None:
-    with pytest.raises(ContinuationError):
+def test_bad_tool_definitions_are_usage_errors(tools: list[Any]) -> None:
+    with pytest.raises(UsageError):
         build(turn_of("tool_use_single"), [ToolResult("c-weather-1", "x")], tools=tools)
 
 
@@ -424,8 +440,10 @@ def test_response_format_is_rejected_output_config_format_is_passed() -> None:
     request = build(turn, results, request_controls=controls)
     assert request["output_config"] == {"format": fmt}
     assert request["tool_choice"] == {"type": "auto"}
-    with pytest.raises(ContinuationError):
+    with pytest.raises(UsageError):
         build(turn, results, request_controls={"output_config": {"format": {"type": "json"}}})
+    with pytest.raises(UsageError):
+        build(turn, results, request_controls={"output_config": "json"})
 
 
 def test_system_is_top_level_string_or_text_blocks() -> None:
@@ -434,7 +452,7 @@ def test_system_is_top_level_string_or_text_blocks() -> None:
     blocks = [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}]
     assert build(turn, results, system=blocks)["system"] == blocks
     assert "system" not in build(turn, results)
-    with pytest.raises(ContinuationError):
+    with pytest.raises(UsageError):
         build(turn, results, system=[{"type": "image"}])
 
 
@@ -506,3 +524,16 @@ def test_turn_call_id_reused_from_history_is_rejected() -> None:
     ]
     with pytest.raises(ContinuationError):
         build(turn_of("tool_use_single"), [ToolResult("c-weather-1", "x")], history=history)
+
+
+def test_caller_data_that_is_not_json_is_a_usage_error() -> None:
+    # The builder rule: caller data that is not JSON is a wrong argument (it was a
+    # ContinuationError), the same class as in the other rooms.
+    turn = turn_of("tool_use_single")
+    results = [ToolResult("c-weather-1", "x")]
+    with pytest.raises(UsageError, match="history"):
+        build(turn, results, history=[{"role": "user", "content": "a", "meta": {1, 2}}])
+    with pytest.raises(UsageError, match="tools"):
+        build(turn, results, tools=[tool("get_weather", input_schema=float("nan"))])
+    with pytest.raises(UsageError, match="request_controls"):
+        build(turn, results, request_controls={"metadata": object()})

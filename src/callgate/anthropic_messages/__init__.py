@@ -6,20 +6,22 @@
 ``build_continuation`` replays the conversation with exact tool results.
 """
 
+from ._body import parse_response
 from ._continuation import (
     CARRY_CONTAINER,
     RECOVERY_ERROR_TEXT,
     SystemMessageCapability,
     build_continuation,
 )
-from ._parser import Parser, parse_response, parse_stream
+from ._parser import Parser, parse_stream
+from ._state import State
 from ._turn import RecoveryCall, ToolUse, Turn
 
 __all__ = [
-    "CARRY_CONTAINER",
     "RECOVERY_ERROR_TEXT",
     "Parser",
     "RecoveryCall",
+    "State",
     "SystemMessageCapability",
     "ToolUse",
     "Turn",
@@ -27,3 +29,6 @@ __all__ = [
     "parse_response",
     "parse_stream",
 ]
+
+# Importable from the package, but not part of the shared room surface (``__all__``).
+CARRY_CONTAINER = CARRY_CONTAINER
