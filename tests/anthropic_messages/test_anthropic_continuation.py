@@ -537,3 +537,11 @@ def test_caller_data_that_is_not_json_is_a_usage_error() -> None:
         build(turn, results, tools=[tool("get_weather", input_schema=float("nan"))])
     with pytest.raises(UsageError, match="request_controls"):
         build(turn, results, request_controls={"metadata": object()})
+
+
+def test_the_role_table_has_a_rule_for_every_pair_of_roles() -> None:
+    from callgate.anthropic_messages._continuation import _RULES
+
+    roles = ["user", "assistant", "system"]
+    assert set(_RULES) == {(prev, role) for prev in [None, *roles] for role in roles}
+    assert all(_RULES.values())

@@ -7,15 +7,10 @@
 """
 
 from ._body import parse_response
-from ._continuation import (
-    CARRY_CONTAINER,
-    RECOVERY_ERROR_TEXT,
-    SystemMessageCapability,
-    build_continuation,
-)
+from ._continuation import CARRY_CONTAINER, SystemMessageCapability, build_continuation
 from ._parser import Parser, parse_stream
 from ._state import State
-from ._turn import RecoveryCall, ToolUse, Turn
+from ._turn import RECOVERY_ERROR_TEXT, RecoveryCall, ToolUse, Turn
 
 __all__ = [
     "RECOVERY_ERROR_TEXT",

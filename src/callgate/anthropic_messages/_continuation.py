@@ -35,9 +35,8 @@ from . import _events as ev
 from ._turn import (
     REASON_INVALID_JSON,
     REASON_LIMIT,
-    REASON_MAX_TOKENS,
     REASON_NON_OBJECT,
-    REASON_NOT_RELEASED,
+    RECOVERY_ERROR_TEXT,
     Turn,
     turn_digest,
 )
@@ -45,21 +44,11 @@ from ._turn import (
 __all__ = [
     "CARRY_CONTAINER",
     "INVALID_INPUT_KEY",
-    "RECOVERY_ERROR_TEXT",
     "SystemMessageCapability",
     "build_continuation",
     "check_history",
 ]
 
-_PREFIX = "callgate did not execute this tool call: "
-# Stable texts: a model (and a test) can rely on them across releases.
-RECOVERY_ERROR_TEXT: dict[str, str] = {
-    REASON_INVALID_JSON: _PREFIX + "its input was not complete, valid JSON.",
-    REASON_LIMIT: _PREFIX + "its input exceeded a size or nesting limit.",
-    REASON_NON_OBJECT: _PREFIX + "its input was not a JSON object.",
-    REASON_MAX_TOKENS: _PREFIX + "the response stopped at max_tokens, so the call may be cut off.",
-    REASON_NOT_RELEASED: _PREFIX + "the response did not stop for tool use.",
-}
 # Invalid input is replayed wrapped in an object, as the fine-grained tool streaming docs
 # advise (https://platform.claude.com/docs/en/agents-and-tools/tool-use/fine-grained-tool-streaming).
 INVALID_INPUT_KEY = "INVALID_JSON"
@@ -69,6 +58,7 @@ _PROTECTED = frozenset({"model", "max_tokens", "messages", "tools", "system", "c
 _TOOL_RESULT_CONTENT = frozenset({"text", "image", "document", "search_result", "tool_reference"})
 _ROLES = frozenset({"user", "assistant", "system"})
 _SERVER_BLOCKS = ev.SERVER_TOOL_RESULT_BLOCKS | {"server_tool_use"}
+Blocks = list[dict[str, Any]]
 
 
 class _Carry:
@@ -106,7 +96,7 @@ def _copy_list(items: Any, what: str) -> Any:
 # -- history ------------------------------------------------------------------------------
 
 
-def blocks_of(message: dict[str, Any], where: str) -> list[dict[str, Any]]:
+def blocks_of(message: dict[str, Any], where: str) -> Blocks:
     content = message.get("content")
     if type(content) is str:
         return [{"type": "text", "text": content}]
@@ -117,141 +107,120 @@ def blocks_of(message: dict[str, Any], where: str) -> list[dict[str, Any]]:
     return content
 
 
-def _paused(blocks: list[dict[str, Any]]) -> bool:
+def _paused(blocks: Blocks) -> bool:
     """Whether an assistant message ends inside a server-tool loop (how pause_turn ends)."""
     return bool(blocks) and blocks[-1]["type"] in _SERVER_BLOCKS
 
 
-@dataclasses.dataclass(slots=True)
-class _Walk:
-    """What the history walk carries from one message to the next."""
+class _History:
+    """The walk over the caller's history; each method is one check a rule may name."""
 
-    model: str
-    capability: SystemMessageCapability | None
-    uses: list[dict[str, Any]] = dataclasses.field(default_factory=list)
-    pending: list[str] = dataclasses.field(default_factory=list)  # unanswered tool_use ids
-    prev: str | None = None
-    prev_blocks: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    __slots__ = ("capability", "model", "pending", "prev", "prev_blocks", "uses")
 
+    def __init__(self, model: str, capability: SystemMessageCapability | None) -> None:
+        self.model, self.capability = model, capability
+        self.uses: Blocks = []  # every client tool_use of the history
+        self.pending: list[str] = []  # tool_use ids of the last assistant message, unanswered
+        self.prev: str | None = None
+        self.prev_blocks: Blocks = []
 
-_Rule = Callable[[_Walk, list[dict[str, Any]], str], None]
+    def refuse_start(self, blocks: Blocks, where: str) -> None:
+        raise ContinuationError("history must start with a user message")
 
+    def refuse_user(self, blocks: Blocks, where: str) -> None:
+        raise ContinuationError(f"{where}: a user message cannot follow a {self.prev} message")
 
-def _start_with_user(walk: _Walk, blocks: list[dict[str, Any]], where: str) -> None:
-    raise ContinuationError("history must start with a user message")
+    def answers(self, blocks: Blocks, where: str) -> None:
+        """tool_result blocks come first and answer the pending tool_use ids exactly."""
+        answered = [b.get("tool_use_id") for b in blocks if b["type"] == "tool_result"]
+        leading = [b["type"] == "tool_result" for b in blocks]
+        if leading != sorted(leading, reverse=True):
+            raise ContinuationError(f"{where}: tool_result blocks must come first")
+        if sorted(answered, key=repr) != sorted(self.pending, key=repr):
+            raise ContinuationError(
+                f"{where}: tool_result ids {answered!r} do not answer the tool_use ids "
+                f"{self.pending!r} of the previous assistant message exactly"
+            )
+        self.pending = []
 
+    def no_pending(self, blocks: Blocks, where: str) -> None:
+        if self.pending:
+            raise ContinuationError(
+                f"{where}: an assistant message cannot follow a {self.prev} message "
+                "with unanswered tool_use"
+            )
 
-def _user_after_user(walk: _Walk, blocks: list[dict[str, Any]], where: str) -> None:
-    raise ContinuationError(f"{where}: a user message cannot follow a {walk.prev} message")
+    def after_pause(self, blocks: Blocks, where: str) -> None:
+        # pause_turn: the API merges consecutive assistant messages.
+        if not _paused(self.prev_blocks):
+            raise ContinuationError(
+                f"{where}: an assistant message can follow another only after a "
+                "paused server-tool loop"
+            )
 
+    def calls(self, blocks: Blocks, where: str) -> None:
+        """The assistant message's client tool_use blocks become the pending ones."""
+        self.pending = []
+        for block in blocks:
+            if block["type"] == ev.CLIENT_TOOL_BLOCK:
+                if type(block.get("id")) is not str or type(block.get("name")) is not str:
+                    raise UsageError(f"{where}: tool_use without id/name")
+                self.pending.append(block["id"])
+                self.uses.append(block)
 
-def _user(walk: _Walk, blocks: list[dict[str, Any]], where: str) -> None:
-    """A user message answers every pending tool_use with tool_result blocks, first."""
-    answered = [b.get("tool_use_id") for b in blocks if b["type"] == "tool_result"]
-    leading = [b["type"] == "tool_result" for b in blocks]
-    if leading != sorted(leading, reverse=True):
-        raise ContinuationError(f"{where}: tool_result blocks must come first")
-    if sorted(answered, key=repr) != sorted(walk.pending, key=repr):
-        raise ContinuationError(
-            f"{where}: tool_result ids {answered!r} do not answer the tool_use ids "
-            f"{walk.pending!r} of the previous assistant message exactly"
-        )
-    walk.pending = []
+    def system_allowed(self, blocks: Blocks, where: str) -> None:
+        if self.capability is None or self.capability.model != self.model:
+            raise ContinuationError(
+                f"{where}: a system message needs SystemMessageCapability for {self.model!r}"
+            )
 
+    def after_server_result(self, blocks: Blocks, where: str) -> None:
+        prev = self.prev_blocks
+        if not prev or prev[-1]["type"] not in ev.SERVER_TOOL_RESULT_BLOCKS:
+            raise ContinuationError(
+                f"{where}: a system message must follow a user turn or an assistant turn "
+                "that ends in a server tool result"
+            )
 
-def _assistant(walk: _Walk, blocks: list[dict[str, Any]], where: str) -> None:
-    """An assistant message; its client tool_use blocks become pending."""
-    walk.pending = []
-    for block in blocks:
-        if block["type"] == ev.CLIENT_TOOL_BLOCK:
-            if type(block.get("id")) is not str or type(block.get("name")) is not str:
-                raise UsageError(f"{where}: tool_use without id/name")
-            walk.pending.append(block["id"])
-            walk.uses.append(block)
-
-
-def _no_pending(walk: _Walk, where: str) -> None:
-    if walk.pending:
-        raise ContinuationError(
-            f"{where}: an assistant message cannot follow a {walk.prev} message "
-            "with unanswered tool_use"
-        )
-
-
-def _assistant_after_system(walk: _Walk, blocks: list[dict[str, Any]], where: str) -> None:
-    _no_pending(walk, where)
-    _assistant(walk, blocks, where)
-
-
-def _assistant_after_assistant(walk: _Walk, blocks: list[dict[str, Any]], where: str) -> None:
-    # Only after a paused server-tool loop (pause_turn: the API merges consecutive
-    # assistant messages), never after unanswered client calls.
-    _no_pending(walk, where)
-    if not _paused(walk.prev_blocks):
-        raise ContinuationError(
-            f"{where}: an assistant message can follow another only after a paused server-tool loop"
-        )
-    _assistant(walk, blocks, where)
-
-
-def _need_capability(walk: _Walk, where: str) -> None:
-    capability = walk.capability
-    if capability is None or capability.model != walk.model:
-        raise ContinuationError(
-            f"{where}: a system message needs SystemMessageCapability for {walk.model!r}"
-        )
+    def text_only(self, blocks: Blocks, where: str) -> None:
+        if any(b["type"] != "text" for b in blocks):
+            raise ContinuationError(f"{where}: system content must be text")
 
 
-def _system(walk: _Walk, blocks: list[dict[str, Any]], where: str) -> None:
-    _need_capability(walk, where)
-    if any(b["type"] != "text" for b in blocks):
-        raise ContinuationError(f"{where}: system content must be text")
-
-
-def _system_after_assistant(walk: _Walk, blocks: list[dict[str, Any]], where: str) -> None:
-    _need_capability(walk, where)
-    prev = walk.prev_blocks
-    if not prev or prev[-1]["type"] not in ev.SERVER_TOOL_RESULT_BLOCKS:
-        raise ContinuationError(
-            f"{where}: a system message must follow a user turn or an assistant turn "
-            "that ends in a server tool result"
-        )
-    _system(walk, blocks, where)
-
-
-# (previous role, role) -> rule; None is the start of the history.
-_RULES: dict[tuple[str | None, str], _Rule] = {
-    (None, "user"): _user,
-    (None, "assistant"): _start_with_user,
-    (None, "system"): _start_with_user,
-    ("user", "user"): _user_after_user,
-    ("user", "assistant"): _assistant,
-    ("user", "system"): _system,
-    ("assistant", "user"): _user,
-    ("assistant", "assistant"): _assistant_after_assistant,
-    ("assistant", "system"): _system_after_assistant,
-    ("system", "user"): _user_after_user,
-    ("system", "assistant"): _assistant_after_system,
-    ("system", "system"): _system,
+_H = _History
+# (previous role, role) -> the checks, in order; None is the start of the history.
+_RULES: dict[tuple[str | None, str], tuple[Callable[[_History, Blocks, str], None], ...]] = {
+    (None, "user"): (_H.answers,),
+    (None, "assistant"): (_H.refuse_start,),
+    (None, "system"): (_H.refuse_start,),
+    ("user", "user"): (_H.refuse_user,),
+    ("user", "assistant"): (_H.calls,),
+    ("user", "system"): (_H.system_allowed, _H.text_only),
+    ("assistant", "user"): (_H.answers,),
+    ("assistant", "assistant"): (_H.no_pending, _H.after_pause, _H.calls),
+    ("assistant", "system"): (_H.system_allowed, _H.after_server_result, _H.text_only),
+    ("system", "user"): (_H.refuse_user,),
+    ("system", "assistant"): (_H.no_pending, _H.calls),
+    ("system", "system"): (_H.system_allowed, _H.text_only),
 }
 
 
 def check_history(
     history: list[Any], model: str, capability: SystemMessageCapability | None
-) -> list[dict[str, Any]]:
+) -> Blocks:
     """Validate roles, alternation, system placement and tool_use answers; return the
     history's client tool_use blocks."""
     if not history:
         raise ContinuationError("history must start with a user message; it is empty")
-    walk = _Walk(model, capability)
+    walk = _History(model, capability)
     for position, message in enumerate(history):
         where = f"history[{position}]"
         if type(message) is not dict or message.get("role") not in _ROLES:
             raise UsageError(f"{where}: not a message with role user/assistant/system")
-        role = message["role"]
         blocks = blocks_of(message, where)
-        _RULES[walk.prev, role](walk, blocks, where)
-        walk.prev, walk.prev_blocks = role, blocks
+        for check in _RULES[walk.prev, message["role"]]:
+            check(walk, blocks, where)
+        walk.prev, walk.prev_blocks = message["role"], blocks
     if walk.prev == "assistant" and not _paused(walk.prev_blocks):
         raise ContinuationError(
             "history must end with a user or system message, or a paused server-tool loop"

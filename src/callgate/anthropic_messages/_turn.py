@@ -26,6 +26,7 @@ __all__ = [
     "REASON_MAX_TOKENS",
     "REASON_NON_OBJECT",
     "REASON_NOT_RELEASED",
+    "RECOVERY_ERROR_TEXT",
     "SDK_HINT",
     "RecoveryCall",
     "ToolUse",
@@ -40,6 +41,16 @@ REASON_LIMIT = "limit_exceeded"  # strict JSON over a Limits bound (depth, strin
 REASON_NON_OBJECT = "non_object"  # strict JSON but not an object
 REASON_MAX_TOKENS = "max_tokens"  # parsed fine, but the turn stopped at max_tokens
 REASON_NOT_RELEASED = "not_released"  # any other non-tool_use stop reason
+# What the builder answers a recovery call with, by reason: stable texts, so a model (and a
+# test) can rely on them across releases.
+_PREFIX = "callgate did not execute this tool call: "
+RECOVERY_ERROR_TEXT: dict[str, str] = {
+    REASON_INVALID_JSON: _PREFIX + "its input was not complete, valid JSON.",
+    REASON_LIMIT: _PREFIX + "its input exceeded a size or nesting limit.",
+    REASON_NON_OBJECT: _PREFIX + "its input was not a JSON object.",
+    REASON_MAX_TOKENS: _PREFIX + "the response stopped at max_tokens, so the call may be cut off.",
+    REASON_NOT_RELEASED: _PREFIX + "the response did not stop for tool use.",
+}
 # How SDK objects must be turned into dicts: to_dict() keeps datetimes (container.expires_at).
 SDK_HINT = (
     'from an SDK object pass .to_dict(mode="json"); plain .to_dict() keeps datetimes '
