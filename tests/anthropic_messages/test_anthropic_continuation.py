@@ -291,18 +291,24 @@ def test_invalid_history_is_rejected(history: list[dict[str, Any]]) -> None:
         [{"role": "tool", "content": "a"}],
         [{"role": "user", "content": 5}],
         ["user: a"],
+        [HISTORY[0], {"role": "system", "content": [{"type": "image", "source": {}}]}],
         [
             {"role": "user", "content": "a"},
             {"role": "assistant", "content": [{"type": "tool_use", "input": {}}]},
         ],
     ],
-    ids=["unknown-role", "bad-content", "not-a-message", "tool-use-without-id"],
+    ids=["unknown-role", "bad-content", "not-a-message", "non-text-system", "tool-use-without-id"],
 )
 def test_history_of_the_wrong_shape_is_a_usage_error(history: list[Any]) -> None:
     # The builder rule: a message that is not of the documented shape is a wrong argument,
     # not a broken conversation.
     with pytest.raises(UsageError):
-        build(turn_of("tool_use_single"), [ToolResult("c-weather-1", "x")], history=history)
+        build(
+            turn_of("tool_use_single"),
+            [ToolResult("c-weather-1", "x")],
+            history=history,
+            system_message_capability=CAP,
+        )
 
 
 def test_valid_history_with_an_answered_tool_use() -> None:
@@ -373,9 +379,8 @@ def test_system_message_with_capability_in_a_legal_position(history: list[Any]) 
         [SYSTEM],
         [HISTORY[0], {"role": "assistant", "content": "text end"}, SYSTEM],
         [HISTORY[0], SYSTEM, {"role": "user", "content": "after system"}],
-        [HISTORY[0], dict(SYSTEM, content=[{"type": "image", "source": {}}])],
     ],
-    ids=["first", "after-plain-assistant", "user-after-system", "non-text"],
+    ids=["first", "after-plain-assistant", "user-after-system"],
 )
 def test_system_message_in_an_illegal_position_is_rejected(history: list[Any]) -> None:
     with pytest.raises(ContinuationError):

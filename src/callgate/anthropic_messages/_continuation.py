@@ -184,7 +184,7 @@ class _History:
 
     def text_only(self, blocks: Blocks, where: str) -> None:
         if any(b["type"] != "text" for b in blocks):
-            raise ContinuationError(f"{where}: system content must be text")
+            raise UsageError(f"{where}: system content must be text")
 
 
 _H = _History
