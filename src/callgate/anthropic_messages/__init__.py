@@ -3,11 +3,16 @@
 ``Parser`` / ``parse_stream`` / ``parse_response`` turn a Messages stream or body into a
 :class:`Turn`; ``Turn.calls`` holds only the client ``tool_use`` calls that may execute,
 ``Turn.recovery_calls`` the ones that must be answered with an error instead.
-``build_continuation`` replays the conversation with exact tool results.
+``build_continuation`` replays the conversation with exact tool results. ``State`` is the
+parser's state (``Parser.state``); see ``_state.TRANSITIONS`` for the table.
 """
 
 from ._body import parse_response
-from ._continuation import CARRY_CONTAINER, SystemMessageCapability, build_continuation
+
+# CARRY_CONTAINER (the ``container=`` default) stays importable from the package but is not
+# part of the shared room surface in ``__all__``.
+from ._continuation import CARRY_CONTAINER as CARRY_CONTAINER
+from ._continuation import SystemMessageCapability, build_continuation
 from ._parser import Parser, parse_stream
 from ._state import State
 from ._turn import RECOVERY_ERROR_TEXT, RecoveryCall, ToolUse, Turn
@@ -24,6 +29,3 @@ __all__ = [
     "parse_response",
     "parse_stream",
 ]
-
-# Importable from the package, but not part of the shared room surface (``__all__``).
-CARRY_CONTAINER = CARRY_CONTAINER
