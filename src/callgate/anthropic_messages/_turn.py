@@ -1,20 +1,22 @@
 """The parsed turn, its call projections, the execution gate and the digest.
 
-The gate (invariant 4 of the design): a ``tool_use`` block is released in ``Turn.calls`` only
-when its input parsed as a strict JSON object, the message's final ``stop_reason`` is
-``tool_use`` and the stream reached ``message_stop``. Every other client ``tool_use`` of a
-complete turn goes to ``Turn.recovery_calls`` (a callgate concept, not a provider field) with
-a reason, so the continuation builder can answer it with an ``is_error`` result and the
-conversation stays valid. ``server_tool_use`` blocks are the provider's own calls and never
-appear in either. A ``tool_use`` made by code in the code-execution container (programmatic
-tool calling, a ``caller`` of type ``code_execution_*``) is released like any other and
-keeps its ``caller``; a caller the SDK types do not define fails the parse instead.
+The gate (:func:`release_calls`, invariant 4 of the design): a ``tool_use`` block is
+released in ``Turn.calls`` only when its input parsed as a strict JSON object, the message's
+final ``stop_reason`` is ``tool_use`` and the stream reached ``message_stop``. Every other
+client ``tool_use`` of a complete turn goes to ``Turn.recovery_calls`` (a callgate concept,
+not a provider field) with a reason, so the continuation builder can answer it with an
+``is_error`` result and the conversation stays valid. ``server_tool_use`` blocks are the
+provider's own calls and never appear in either. A ``tool_use`` made by code in the
+code-execution container (programmatic tool calling, a ``caller`` of type
+``code_execution_*``) is released like any other and keeps its ``caller``; a caller the SDK
+types do not define fails the parse instead.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
-from typing import Any, cast
+from typing import Any
 
 from .._digest import canonical_digest
 from .._errors import CallgateError, JSONError
@@ -160,16 +162,9 @@ class Turn:
         """The Message as a new dict (like a non-streaming response body)."""
         message = dict(self.message)
         message["content"] = list(self.content)
-        return cast(dict[str, Any], _json_copy(message))
-
-
-def _json_copy(value: Any) -> Any:
-    # Values in a turn are JSON by construction; a structural copy is enough.
-    if type(value) is dict:
-        return {k: _json_copy(v) for k, v in value.items()}
-    if type(value) is list:
-        return [_json_copy(v) for v in value]
-    return value
+        # Values in a turn are JSON by construction (and may exceed the default Limits):
+        # a structural copy, not a validated json_copy.
+        return copy.deepcopy(message)
 
 
 def _snapshot(turn: Turn) -> dict[str, Any]:
