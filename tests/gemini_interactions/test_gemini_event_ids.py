@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from callgate import SequenceError, canonical_bytes
 from callgate.gemini_interactions import Parser, parse_stream
-from callgate.gemini_interactions._dedup import MAX_KEPT_ID_CHARS, _encode
+from callgate.gemini_interactions._assembly import MAX_KEPT_ID_CHARS, _encode
 
 
 def _stream(ids: list[str], text: str = "x" * 4096) -> list[dict[str, Any]]:

@@ -21,9 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .._digest import canonical_bytes
 from .._errors import CallgateError, ContinuationError, UsageError
-from .._json import loads_strict
+from .._json import json_copy
 from .._results import ToolResult, bind_results
 from ..contracts import REVISIONS
 from ._assembly import check_step
@@ -38,14 +37,6 @@ _FUNCTION_KEYS = frozenset(
 _FOREIGN_FORMATS = frozenset({"json_schema", "json_object"})  # OpenAI's spellings
 
 
-def _copy_json(value: Any, what: str) -> Any:
-    """A deep, plain-JSON copy of caller data (UsageError if it is not JSON)."""
-    try:
-        return loads_strict(canonical_bytes(value))
-    except UsageError as exc:
-        raise UsageError(f"{what} is not a JSON value: {exc.message}") from None
-
-
 def _check_turn(turn: Any) -> Turn:
     if not isinstance(turn, Turn):
         raise UsageError(f"turn must be a gemini_interactions.Turn, not {type(turn).__name__}")
@@ -55,7 +46,7 @@ def _check_turn(turn: Any) -> Turn:
         digest = ""
     if digest != turn.digest:
         raise ContinuationError("the turn was modified after parsing (digest mismatch)")
-    if turn.origin not in ORIGINS or turn.revision not in REVISIONS:
+    if turn.origin not in ORIGINS or turn.baseline not in REVISIONS:
         raise ContinuationError("the turn has an unknown origin or contract revision")
     if turn.status != "requires_action" or not turn.calls:
         raise ContinuationError(
@@ -78,7 +69,7 @@ def _check_turn(turn: Any) -> Turn:
 def _check_tools(tools: Any) -> tuple[list[Any], set[str]]:
     if isinstance(tools, str | bytes) or not isinstance(tools, Sequence):
         raise UsageError("tools must be a list of tool declarations")
-    copied = _copy_json(list(tools), "tools")
+    copied = json_copy(list(tools), what="tools")
     names: set[str] = set()
     for tool in copied:
         if type(tool) is not dict or type(tool.get("type")) is not str:
@@ -104,7 +95,7 @@ def _check_tools(tools: Any) -> tuple[list[Any], set[str]]:
 
 
 def _check_response_format(response_format: Any) -> Any:
-    copied = _copy_json(response_format, "response_format")
+    copied = json_copy(response_format, what="response_format")
     entries = copied if type(copied) is list else [copied]
     for entry in entries:
         if type(entry) is not dict or type(entry.get("type")) is not str:
@@ -137,7 +128,7 @@ def _request(
     if generation_config is not None:
         if type(generation_config) is not dict:
             raise UsageError("generation_config must be a dict")
-        request["generation_config"] = _copy_json(generation_config, "generation_config")
+        request["generation_config"] = json_copy(generation_config, what="generation_config")
     if response_format is not None:
         request["response_format"] = _check_response_format(response_format)
     return request
@@ -151,7 +142,7 @@ def _result_steps(turn: Turn, results: Iterable[ToolResult]) -> list[dict[str, A
             "type": "function_result",
             "call_id": call.call_id,
             "name": call.name,
-            "result": _copy_json(result.output, "result output"),
+            "result": json_copy(result.output, what="result output"),
         }
         if result.is_error:
             step["is_error"] = True
@@ -221,18 +212,18 @@ def _replayable(turn: Turn) -> list[dict[str, Any]]:
             )
         if kind == "thought" and not (type(step.get("signature")) is str and step["signature"]):
             raise ContinuationError(f"thought step {position} has no signature to replay")
-    copied: list[dict[str, Any]] = _copy_json(list(turn.steps), "turn steps")
+    copied: list[dict[str, Any]] = json_copy(list(turn.steps), what="turn steps")
     return copied
 
 
-def _check_prior(prior: Any, revision: str) -> list[dict[str, Any]]:
+def _check_prior(prior: Any, baseline: str) -> list[dict[str, Any]]:
     if isinstance(prior, str | bytes) or not isinstance(prior, Sequence) or not prior:
         raise ContinuationError("prior_input_steps must be a non-empty list of steps")
-    copied: list[dict[str, Any]] = _copy_json(list(prior), "prior_input_steps")
-    known = baseline_steps(revision)
+    copied: list[dict[str, Any]] = json_copy(list(prior), what="prior_input_steps")
+    known = baseline_steps(baseline)
     for position, step in enumerate(copied):
         try:
-            kind = check_step(step, known, revision)
+            kind = check_step(step, known, baseline)
         except CallgateError as exc:
             raise ContinuationError(f"prior input step {position}: {exc.message}") from None
         if position == 0 and kind != "user_input":
@@ -309,7 +300,7 @@ def build_stateless_continuation(
             raise ContinuationError(
                 f"a {turn.origin} snapshot holds model steps only; pass prior_input_steps"
             )
-        history = _check_prior(prior_input_steps, turn.revision)
+        history = _check_prior(prior_input_steps, turn.baseline)
     copied_tools, declared = _check_tools(tools)
     steps = history + _replayable(turn) + _result_steps(turn, results)
     _check_pairing(steps)
