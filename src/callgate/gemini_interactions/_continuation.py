@@ -7,13 +7,17 @@ response format (``contracts/gemini.md`` §5), so each is re-sent from the calle
 explicit arguments, and ``store`` is always explicit because Interactions default to
 storing, with a retention that is a privacy decision.
 
-Preconditions checked by both (a failure is :class:`~callgate.ContinuationError` unless
-noted): ``turn`` is a :class:`Turn` whose digest still matches its content and whose calls
-are its own ``function_call`` steps; it ended in ``requires_action`` with calls; results
-bind to the calls exactly (:class:`~callgate.BindingError`); every function name observed
-in the request's steps is declared in ``tools``; declarations have OpenAI-only fields
-such as ``strict`` refused. Arguments of the wrong Python type raise
-:class:`~callgate.UsageError`.
+The error rule of every room's builders: an argument of the wrong type or shape is a
+:class:`~callgate.UsageError` (``turn`` not a :class:`Turn`; ``tools`` not a list of
+well-formed Gemini declarations, OpenAI-only fields such as ``strict`` included; a
+``response_format`` in OpenAI's shape; a control of the wrong type; caller data that is not
+JSON; ``prior_input_steps`` not a list of objects). A precondition of the conversation is a
+:class:`~callgate.ContinuationError`: the turn's digest no longer matches its content or
+its calls are not its own ``function_call`` steps; it did not end in ``requires_action``
+with calls; the prior Interaction is not stored; the snapshot's origin and the history
+disagree; a step cannot be replayed; a function name observed in the request's steps is
+not declared in ``tools``. Results bind to the calls exactly, or
+:class:`~callgate.BindingError`.
 """
 
 from __future__ import annotations
@@ -73,23 +77,23 @@ def _check_tools(tools: Any) -> tuple[list[Any], set[str]]:
     names: set[str] = set()
     for tool in copied:
         if type(tool) is not dict or type(tool.get("type")) is not str:
-            raise ContinuationError("every tool must be an object with a string 'type'")
+            raise UsageError("every tool must be an object with a string 'type'")
         if tool["type"] != "function":
             continue
         if "strict" in tool:
-            raise ContinuationError(
+            raise UsageError(
                 "a Gemini function declaration has no 'strict' field (that is OpenAI's)"
             )
         extra = sorted(set(tool) - _FUNCTION_KEYS)
         if extra:
-            raise ContinuationError(f"function declaration has unknown field(s) {extra}")
+            raise UsageError(f"function declaration has unknown field(s) {extra}")
         name = tool.get("name")
         if type(name) is not str or not name:
-            raise ContinuationError("a function declaration needs a non-empty 'name'")
+            raise UsageError("a function declaration needs a non-empty 'name'")
         if "parameters" in tool and type(tool["parameters"]) is not dict:
-            raise ContinuationError(f"function {name!r}: 'parameters' must be a JSON Schema object")
+            raise UsageError(f"function {name!r}: 'parameters' must be a JSON Schema object")
         if name in names:
-            raise ContinuationError(f"function {name!r} is declared twice")
+            raise UsageError(f"function {name!r} is declared twice")
         names.add(name)
     return copied, names
 
@@ -99,14 +103,14 @@ def _check_response_format(response_format: Any) -> Any:
     entries = copied if type(copied) is list else [copied]
     for entry in entries:
         if type(entry) is not dict or type(entry.get("type")) is not str:
-            raise ContinuationError("response_format entries must be objects with a 'type'")
+            raise UsageError("response_format entries must be objects with a 'type'")
         if entry["type"] in _FOREIGN_FORMATS or "json_schema" in entry:
-            raise ContinuationError(
+            raise UsageError(
                 "a JSON answer is {'type': 'text', 'mime_type': 'application/json', "
                 "'schema': ...}, not OpenAI's json_schema"
             )
         if "schema" in entry and type(entry["schema"]) is not dict:
-            raise ContinuationError("response_format 'schema' must be a JSON Schema object")
+            raise UsageError("response_format 'schema' must be a JSON Schema object")
     return copied
 
 
@@ -186,6 +190,8 @@ def build_stateful_continuation(
             "so it cannot be continued by previous_interaction_id; continue it with "
             "build_stateless_continuation"
         )
+    if type(previous_interaction_was_stored) is not bool:
+        raise UsageError("previous_interaction_was_stored must be an explicit bool")
     if previous_interaction_was_stored is not True:
         raise ContinuationError(
             "previous_interaction_id needs a stored prior Interaction; pass "
@@ -217,9 +223,13 @@ def _replayable(turn: Turn) -> list[dict[str, Any]]:
 
 
 def _check_prior(prior: Any, baseline: str) -> list[dict[str, Any]]:
-    if isinstance(prior, str | bytes) or not isinstance(prior, Sequence) or not prior:
-        raise ContinuationError("prior_input_steps must be a non-empty list of steps")
+    if isinstance(prior, str | bytes) or not isinstance(prior, Sequence):
+        raise UsageError("prior_input_steps must be a list of steps")
     copied: list[dict[str, Any]] = json_copy(list(prior), what="prior_input_steps")
+    if any(type(step) is not dict for step in copied):
+        raise UsageError("every prior input step must be an object")
+    if not copied:
+        raise ContinuationError("prior_input_steps must be a non-empty list of steps")
     known = baseline_steps(baseline)
     for position, step in enumerate(copied):
         try:
