@@ -17,7 +17,6 @@ from callgate import (
     CallgateError,
     JSONError,
     LimitExceededError,
-    SchemaError,
     ToolResult,
     UsageError,
     canonical_bytes,
@@ -119,12 +118,12 @@ def test_anthropic_parse_response_dict_with_huge_int_is_a_json_error() -> None:
         anthropic_messages.parse_response(body)
 
 
-def test_gemini_parse_response_dict_with_huge_int_is_a_schema_error() -> None:
+def test_gemini_parse_response_dict_with_huge_int_is_a_json_error() -> None:
     body = {"id": "int_1", "status": "completed", "usage": {"total_tokens": HUGE}}
-    with pytest.raises(SchemaError, match="not a JSON value"):
+    with pytest.raises(JSONError, match="not a JSON value"):
         gemini_interactions.parse_response(body)
 
 
-def test_gemini_feed_event_with_huge_int_is_a_schema_error() -> None:
-    with pytest.raises(SchemaError):
+def test_gemini_feed_event_with_huge_int_is_a_json_error() -> None:
+    with pytest.raises(JSONError):
         gemini_interactions.Parser().feed_event({"event_type": "interaction.start", "n": HUGE})
