@@ -22,7 +22,7 @@ from typing import Any
 from .._digest import canonical_bytes
 from .._errors import ContinuationError, UsageError
 from .._results import ToolResult, bind_results
-from ._turn import Turn, snapshot_digest
+from ._turn import Turn, turn_digest
 
 __all__ = ["build_stateful_continuation", "build_stateless_continuation"]
 
@@ -166,7 +166,7 @@ def _checked(turn: Turn, results: Iterable[ToolResult]) -> list[dict[str, Any]]:
     if not isinstance(turn, Turn):
         raise UsageError(f"turn must be an openai_responses.Turn, not {type(turn).__name__}")
     try:
-        digest = snapshot_digest(turn.response_id, turn.status, turn.items, turn.calls)
+        digest = turn_digest(turn)
     except (UsageError, AttributeError, TypeError) as exc:
         raise ContinuationError(f"the turn was altered after parsing ({exc})") from None
     if digest != turn.digest:
