@@ -78,20 +78,6 @@ def _message_delta_extra_keys(events: list[Event]) -> bool:
     )
 
 
-def _openai_error_beside_success(events: list[Event]) -> bool:
-    """A non-error event (or body) with a non-null top-level ``error``, or a
-    ``response.completed`` whose Response carries a non-null ``error``."""
-    for e in events:
-        if not isinstance(e, dict):
-            continue
-        if e.get("type") != "error" and e.get("error") is not None:
-            return True
-        response = e.get("response")
-        if isinstance(response, dict) and response.get("error") is not None:
-            return True
-    return False
-
-
 KNOWN_BUGS: tuple[KnownBug, ...] = (
     KnownBug(
         name="anthropic feed_event: repr() of a deep content_block_delta index recurses",
@@ -110,13 +96,6 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
         exc_type="ValueError",
         message=r"^Exceeds the limit \(4300 digits\) for integer string conversion",
         where=r"^_accumulator\.py:_on_block_delta$",
-    ),
-    KnownBug(
-        name="openai releases calls beside a non-null 'error' (event top level or Response)",
-        item="NEW (found by this fuzzer; not yet in issue 10)",
-        protocol="openai_responses",
-        oracle="release",
-        events=_openai_error_beside_success,
     ),
 )
 

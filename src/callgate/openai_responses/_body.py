@@ -26,6 +26,7 @@ from ._events import BASELINE_EVENTS, PROVIDER
 from ._turn import (
     ProviderErrorInfo,
     Turn,
+    completion_problem,
     incomplete_info,
     make_turn,
     release_calls,
@@ -120,6 +121,7 @@ def _gate(response: Any, limits: Limits, baseline: str, state: dict[str, Any]) -
             bound=limits.max_calls_per_turn,
             observed=n_calls,
         )
+    state["error"] = completion_problem(response)  # the gate refuses it, if any
     calls = release_calls(response, items, limits=limits)
     return make_turn(
         response_id=rid,

@@ -36,6 +36,7 @@ from ._turn import (
     FunctionCall,
     ProviderErrorInfo,
     Turn,
+    completion_problem,
     error_info,
     incomplete_info,
     make_turn,
@@ -126,6 +127,7 @@ class Handlers:
         if self._open:
             raise SequenceError(f"response.completed with open output indexes {sorted(self._open)}")
         final_items = check_final_output(self._items, response.get("output"))
+        self._error_info = completion_problem(response)  # the gate refuses it, if any
         self._calls = release_calls(response, final_items, limits=self._limits)
         self._final_items = final_items
 

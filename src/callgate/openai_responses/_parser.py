@@ -31,7 +31,7 @@ from .._json import loads_strict
 from .._limits import DEFAULT_LIMITS, Limits
 from ..contracts import CURRENT_REVISION
 from ..sse import SSEDecoder
-from ._events import BASELINE_EVENTS, PROVIDER, EventSpec, Fields
+from ._events import BASELINE_EVENTS, PROVIDER, EventSpec, Fields, Kind
 from ._handlers import Handlers
 from ._state import TRANSITIONS, State
 from ._turn import Turn
@@ -237,6 +237,9 @@ class Parser:
         if entry is None:
             raise SequenceError(f"{etype} is not allowed in state {self._state.value}")
         spec, handler, fields, nxt, row = entry
+        # The SDK raises APIError on any event with a truthy top-level `error`.
+        if obj.get("error") and spec.kind != Kind.ERROR:
+            self._handlers.refuse_error(obj, spec)
         for name, kinds in fields:
             if type(obj.get(name)) not in kinds:
                 raise SchemaError(_field_problem(obj, name))

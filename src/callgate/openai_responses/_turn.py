@@ -252,6 +252,10 @@ def release_calls(
     status = response.get("status")
     if status != "completed":
         raise SequenceError(f"a response with status {status!r} releases no calls")
+    problem = completion_problem(response)
+    if problem is not None:
+        field = "error" if response.get("error") is not None else "incomplete_details"
+        raise provider_error(problem, f"the completed response carries a non-null {field!r}")
     calls: list[FunctionCall] = []
     seen: set[str] = set()
     for index, item in enumerate(items):
