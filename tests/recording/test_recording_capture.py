@@ -115,12 +115,13 @@ def test_gemini_sdk_on_httpx_is_recorded_and_the_key_never_reaches_disk(tmp_path
     with MockServer(_script("gemini_interactions")) as server:
         recorder = Recorder(tmp_path)
         transport = recording_transport(httpx.HTTPTransport(), recorder)
+        http = httpx.Client(transport=transport)
         client = genai.Client(
             api_key="AIzaTESTKEYnotreal",
             http_options={
                 "base_url": server.gemini_base_url,
                 "api_version": "v1",
-                "httpx_client": httpx.Client(transport=transport),
+                "httpx_client": http,
             },
         )
         stream = client.interactions.create(
@@ -131,6 +132,7 @@ def test_gemini_sdk_on_httpx_is_recorded_and_the_key_never_reaches_disk(tmp_path
         )
         events = [e.model_dump(mode="json", by_alias=True, exclude_none=True) for e in stream]
         client.close()
+        http.close()
     (fixture,) = load_fixtures(tmp_path)
     assert fixture.api_family == "gemini_interactions"
     assert "AIzaTESTKEY" not in fixture.path_json.read_text()
