@@ -10,7 +10,7 @@ RSTAMP := $(VENV)/.installed-run
 BASE   := .venv-baseline
 BSTAMP := $(BASE)/.installed-baseline
 
-.PHONY: test lint typecheck demo clean test-baseline
+.PHONY: test lint typecheck demo clean test-baseline fuzz
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -52,6 +52,14 @@ test: lint typecheck
 test-baseline: $(BSTAMP)
 	$(BASE)/bin/python -m pytest tests/mock/test_mock_sdk_conformance.py
 	$(BASE)/bin/python -O -W error -m pytest tests/mock/test_mock_sdk_conformance.py
+
+# The mutation fuzzer of tests/fuzz for minutes with a fresh seed (it runs for a few
+# seconds with a fixed seed inside `make test`). Override CALLGATE_FUZZ_SECONDS/_SEED.
+CALLGATE_FUZZ_SECONDS ?= 300
+CALLGATE_FUZZ_SEED ?= $(shell date +%s)
+fuzz: $(STAMP)
+	CALLGATE_FUZZ_SECONDS=$(CALLGATE_FUZZ_SECONDS) CALLGATE_FUZZ_SEED=$(CALLGATE_FUZZ_SEED) \
+	  $(BIN)/python -m pytest tests/fuzz -q -s -p no:cacheprovider
 
 demo: $(RSTAMP)
 	$(BIN)/callgate demo

@@ -28,8 +28,10 @@ Errors carry structured context where it is known: ``provider``, ``event_index``
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Final
 
+# The public error tree; STRAY_ERRORS and at_boundary are the rooms' internal seam.
 __all__ = [
     "BindingError",
     "CallgateError",
@@ -207,3 +209,46 @@ class BindingError(CallgateError):
 
 class ContinuationError(CallgateError):
     """A continuation builder's precondition failed (mutated turn, undeclared tool, ...)."""
+
+
+# What a handler's own bug or an unforeseen input shape can raise. A boundary catches these
+# together with CallgateError and converts them once, with :func:`at_boundary`.
+STRAY_ERRORS: Final = (KeyError, TypeError, ValueError, IndexError, AttributeError, RecursionError)
+
+
+def at_boundary(
+    exc: BaseException,
+    *,
+    provider: str,
+    event_index: int | None = None,
+    wire_type: str | None = None,
+    byte_offset: int | None = None,
+    partial_turn: Callable[[], Any] | None = None,
+) -> CallgateError:
+    """The error a parser boundary raises for ``exc``, with the context filled in.
+
+    A :class:`CallgateError` is kept (only context it lacks is added); a stray
+    ``KeyError``/``TypeError``/``ValueError``/... becomes a :class:`SchemaError` naming it,
+    with the original as ``__cause__``. ``partial_turn`` is called only when the error has
+    no ``turn`` yet. Any other exception is a bug and is not converted (``TypeError``).
+    Every room's parser funnels its failures through here, so the post-failure rule and
+    the context are the same everywhere.
+    """
+    if isinstance(exc, CallgateError):
+        err = exc
+    elif isinstance(exc, STRAY_ERRORS):
+        err = SchemaError(f"malformed input ({type(exc).__name__}: {str(exc)[:200]})")
+        err.__cause__ = exc
+    else:
+        raise TypeError(f"at_boundary() cannot convert {type(exc).__name__}") from exc
+    if err.provider is None:
+        err.provider = provider
+    if err.event_index is None and event_index is not None and event_index >= 0:
+        err.event_index = event_index
+    if err.wire_type is None:
+        err.wire_type = wire_type
+    if err.byte_offset is None:
+        err.byte_offset = byte_offset
+    if err.turn is None and partial_turn is not None:
+        err.turn = partial_turn()
+    return err

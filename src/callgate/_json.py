@@ -19,10 +19,11 @@ from collections.abc import Callable
 from itertools import accumulate
 from typing import Any, NoReturn, cast
 
+from ._digest import canonical_bytes
 from ._errors import JSONError, LimitExceededError, UsageError
 from ._limits import DEFAULT_LIMITS, Limits
 
-__all__ = ["loads_strict"]
+__all__ = ["json_copy", "loads_strict"]
 
 # One string literal, as written (unrolled loop: linear, no catastrophic backtracking).
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
@@ -245,3 +246,18 @@ def _fail_at(data: object, text: str, message: str, pos: int) -> NoReturn:
     if not isinstance(data, str) and not text.isascii():
         pos = len(text[:pos].encode("utf-8"))
     _fail(message, pos)
+
+
+def json_copy(value: Any, *, limits: Limits = DEFAULT_LIMITS, what: str = "value") -> Any:
+    """A deep copy of ``value`` that also proves it is plain JSON within ``limits``.
+
+    Tuples become lists; anything :func:`callgate.canonical_bytes` refuses, or that
+    ``loads_strict`` would refuse on the wire (depth, sizes, lone surrogates), raises
+    :class:`UsageError` naming ``what``. Builders copy caller data with it (so a later change
+    to the caller's object cannot reach the request); parsers copy SDK objects with it and
+    re-raise as their own wire error at the boundary.
+    """
+    try:
+        return loads_strict(canonical_bytes(value), limits=limits)
+    except (UsageError, JSONError, LimitExceededError) as exc:
+        raise UsageError(f"{what} is not a JSON value: {exc.message}") from None

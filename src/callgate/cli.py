@@ -22,6 +22,11 @@ def _demo(_: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     from .mock import MockServer, load_script, serve_forever
 
+    if not 0 <= args.port <= 65535:
+        print(f"callgate: --port must be 0-65535 (0 picks a free port), got {args.port}",
+              file=sys.stderr)  # fmt: skip
+        return 2
+
     def ready(server: MockServer) -> None:
         print(f"callgate mock serving {args.script} on {server.url}")
         print(f"  OpenAI Responses       {server.openai_base_url}")

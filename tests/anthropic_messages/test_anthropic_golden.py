@@ -32,6 +32,8 @@ def test_fixture_directory_has_every_required_golden_case() -> None:
         "crlf_multiline",
         "baseline_2026_07_21_tool_use",
         "body_tool_use",
+        "programmatic_first",
+        "programmatic_followup",
     } <= names
 
 

@@ -26,9 +26,12 @@ RAW_TYPES = {
 FIXTURES = wire_fixtures()
 
 
-def sdk_stream(data: bytes, *, strict: bool) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def sdk_stream(
+    data: bytes, *, strict: bool, mode: str = "json"
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Run ``data`` through ``client.messages.stream()``; return the raw events' dicts and
-    the SDK's final message as a dict. ``strict`` turns on the SDK's response validation."""
+    the SDK's final message as a dict (``to_dict(mode=mode)``, the README's recipe by
+    default). ``strict`` turns on the SDK's response validation."""
 
     def handler(request: Any) -> Any:
         assert request.url.path == "/v1/messages"
@@ -53,8 +56,8 @@ def sdk_stream(data: bytes, *, strict: bool) -> tuple[list[dict[str, Any]], dict
     ) as stream:
         for event in stream:
             if event.type in RAW_TYPES:
-                events.append(event.to_dict())
-        final = stream.get_final_message().to_dict()
+                events.append(event.to_dict(mode=mode))
+        final = stream.get_final_message().to_dict(mode=mode)
     return events, final
 
 

@@ -24,6 +24,7 @@ from callgate import CallgateError, ProviderError, SequenceError
 from callgate.anthropic_messages import Parser, parse_stream
 from callgate.anthropic_messages._state import (
     BETWEEN_BLOCKS,
+    COMPLETE,
     DONE,
     IN_BLOCK,
     START,
@@ -63,12 +64,21 @@ def make_event(kind: str, next_index: int, open_index: int) -> dict[str, Any]:
     return dict(ERROR)
 
 
+def _complete_start() -> dict[str, Any]:
+    """A message_start that carries the finished message (programmatic tool calling)."""
+    event = message_start()
+    event["message"]["content"] = [{"type": "text", "text": "done"}]
+    event["message"]["stop_reason"] = "end_turn"
+    return event
+
+
 PREFIXES: dict[int, list[dict[str, Any]]] = {
     START: [],
     BETWEEN_BLOCKS: [message_start()],
     IN_BLOCK: [message_start(), block_start(0, {"type": "text", "text": ""})],
     STOPPING: [message_start(), message_delta("end_turn")],
     DONE: [message_start(), message_delta("end_turn"), dict(MESSAGE_STOP)],
+    COMPLETE: [_complete_start()],
 }
 
 
@@ -91,6 +101,18 @@ def test_every_state_event_pair_is_legal_or_a_sequence_error(state: int, kind: s
 
 def test_done_accepts_nothing() -> None:
     assert not [key for key in TRANSITIONS if key[0] == DONE]
+
+
+def test_every_state_has_a_prefix() -> None:
+    assert sorted(PREFIXES) == sorted({state for state, _ in TRANSITIONS} | {DONE})
+
+
+def test_complete_accepts_only_message_stop_ping_and_error() -> None:
+    assert sorted(kind for state, kind in TRANSITIONS if state == COMPLETE) == [
+        "error",
+        "message_stop",
+        "ping",
+    ]
 
 
 @settings(max_examples=300, deadline=None)

@@ -31,7 +31,7 @@ def test_per_event_pacing_sends_each_sse_frame_as_its_own_body_message(
     status, head, bodies, state = call_app(script, protocol, {"model": "m", "stream": True})
     assert status == 200
     assert head["content-type"].startswith("text/event-stream")
-    rendered = state.served[0].rendered
+    rendered = state.served_turns()[0].rendered
     # One ASGI body message per wire event, in order, byte for byte.
     assert bodies == list(rendered.frames)
     events = SSEDecoder().feed(b"".join(bodies))
@@ -55,7 +55,7 @@ def test_without_pacing_the_stream_leaves_coalesced_in_one_body_message(
     script = _one(protocol, text="hello", calls=[call("f", a=1)], chunking="char")
     status, _, bodies, state = call_app(script, protocol, {"model": "m", "stream": True})
     assert status == 200
-    rendered = state.served[0].rendered
+    rendered = state.served_turns()[0].rendered
     assert len(rendered.frames) > 10
     assert bodies == [rendered.sse]  # every frame, in order, in one message
     assert state.journal.last().response == rendered.sse.decode()

@@ -186,7 +186,7 @@ async def converse(
         exchanged.append((body, raw))
 
         turn = parse(protocol, raw, streamed(k, n))
-        served = [s for s in server.state.served if s.test_id == session_of(k)]
+        served = [s for s in server.state.served_turns() if s.test_id == session_of(k)]
         mine = [s for s in served if s.conversation == conversation_of(k)]
         rendered = mine[n].rendered
         # Ids and calls are this conversation's own: the ones rendered for its turn n.
@@ -261,7 +261,7 @@ def test_fifty_concurrent_conversations_do_not_cross_talk_and_are_all_journaled(
             conversation_of(k): turns for k in range(N_CONVERSATIONS)
         }
         # Every request was served from its own session's cursor, exactly once per turn.
-        served = {(s.test_id, s.conversation, s.turn_number) for s in server.state.served}
+        served = {(s.test_id, s.conversation, s.turn_number) for s in server.state.served_turns()}
         assert served == {
             (session_of(k), conversation_of(k), n)
             for k in range(N_CONVERSATIONS)

@@ -388,7 +388,7 @@ def test_time_to_first_byte_and_per_event_delay() -> None:
     pacing = {"first_byte_ms": 150, "event_delay_ms": 20}
     app = create_app(_script("anthropic_messages", chunking={"fixed": 8}, pacing=pacing))
     chunks = _timed(app, "anthropic_messages")
-    rendered = app.state.callgate.served[0].rendered
+    rendered = app.state.callgate.served_turns()[0].rendered
     assert [c for _, c in chunks] == list(rendered.frames)  # paced => one frame per message
     assert chunks[0][0] >= 0.15
     gaps = [b[0] - a[0] for a, b in itertools.pairwise(chunks)]
@@ -400,7 +400,7 @@ def test_time_to_first_byte_alone_still_coalesces() -> None:
     chunks = _timed(app, "openai_responses")
     assert len(chunks) == 1
     assert chunks[0][0] >= 0.1
-    assert chunks[0][1] == app.state.callgate.served[0].rendered.sse
+    assert chunks[0][1] == app.state.callgate.served_turns()[0].rendered.sse
 
 
 def test_a_stream_fault_still_coalesces_without_pacing() -> None:

@@ -152,7 +152,7 @@ def test_openai_sdk_retries_a_429_after_its_retry_after(serve: Any) -> None:
     assert time.monotonic() - started >= 1.0  # Retry-After: 1 was honoured
     assert json.loads(response.output[0].arguments) == ARGS
     assert [e.outcome for e in server.journal.entries()] == ["fault", "matched"]
-    assert len(server.state.served) == 1
+    assert len(server.state.served_turns()) == 1
     server.assert_script_done()
 
 
@@ -164,7 +164,7 @@ def test_anthropic_sdk_retries_a_429_after_its_retry_after(serve: Any) -> None:
     assert time.monotonic() - started >= 1.0
     assert message.content[0].input == ARGS
     assert [e.outcome for e in server.journal.entries()] == ["fault", "matched"]
-    assert len(server.state.served) == 1
+    assert len(server.state.served_turns()) == 1
 
 
 def test_gemini_sdk_retries_429_and_503_by_default(serve: Any) -> None:

@@ -764,7 +764,7 @@ def _drive(driver: Any, scenario: Scenario, mode: str) -> None:
 
             exchange: Exchange = h.recorder.of(conversation)[k]
             rendered = [
-                s.rendered for s in h.server.state.served if s.conversation == conversation
+                s.rendered for s in h.server.state.served_turns() if s.conversation == conversation
             ][k]
             assert exchange.path == driver.path(mode)
             if protocol == "anthropic_messages":

@@ -6,11 +6,17 @@
 ``build_continuation`` replays the conversation with exact tool results.
 """
 
-from ._continuation import RECOVERY_ERROR_TEXT, SystemMessageCapability, build_continuation
+from ._continuation import (
+    CARRY_CONTAINER,
+    RECOVERY_ERROR_TEXT,
+    SystemMessageCapability,
+    build_continuation,
+)
 from ._parser import Parser, parse_response, parse_stream
 from ._turn import RecoveryCall, ToolUse, Turn
 
 __all__ = [
+    "CARRY_CONTAINER",
     "RECOVERY_ERROR_TEXT",
     "Parser",
     "RecoveryCall",

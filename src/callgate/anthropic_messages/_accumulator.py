@@ -26,18 +26,30 @@ from .._errors import (
 from .._json import loads_strict
 from .._limits import Limits
 from . import _events as ev
-from ._state import DONE, IN_BLOCK, START, STATE_NAMES, TRANSITIONS
+from ._checks import (
+    DELTA_FIELDS,
+    SDK_HINT,
+    check_caller,
+    check_delta_field,
+    check_opt_str,
+    need_str,
+    unknown_block,
+)
+from ._deltas import DeltaAccumulators
+from ._state import COMPLETE, DONE, IN_BLOCK, START, STATE_NAMES, TRANSITIONS
 from ._turn import REASON_INVALID_JSON, REASON_LIMIT, REASON_NON_OBJECT, Turn, build_turn
 
 __all__ = ["Accumulator"]
 
-Handler = Callable[[dict[str, Any]], None]
-# Message fields a message_delta may not overwrite (usage is merged key by key).
+# A handler may return the next state to override the table's (only message_start does).
+Handler = Callable[[dict[str, Any]], int | None]
+# Message fields a message_delta.delta may not carry (usage comes from the event's `usage`).
 _PROTECTED = frozenset({"id", "role", "model", "content", "usage"})
 _EVENT_KEYS = frozenset({"type", "delta", "usage"})
+_USAGE_COUNTERS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
-class Accumulator:
+class Accumulator(DeltaAccumulators):
     """The state of one Message being assembled (see the module docstring). Not public."""
 
     __slots__ = (
@@ -47,14 +59,12 @@ class Accumulator:
         "_limits",
         "_message",
         "_n_calls",
-        "_open_block",
         "_open_deltas",
         "_open_index",
         "_open_kind",
-        "_part_size",
-        "_parts",
         "_state",
         "_table",
+        "_telemetry",
         "_tool_ids",
         "_tool_info",
     )
@@ -67,6 +77,7 @@ class Accumulator:
         self._content: list[dict[str, Any]] = []
         self._tool_info: dict[int, tuple[str, str | None, str]] = {}
         self._tool_ids: set[str] = set()
+        self._telemetry: dict[str, Any] = {}
         self._n_calls = 0
         self._open_index = -1
         self._open_block: dict[str, Any] = {}
@@ -91,7 +102,14 @@ class Accumulator:
         if self._state == IN_BLOCK:
             content.append(self._open_block)
         try:
-            return build_turn(self._message, content, {}, complete=False, baseline=self._baseline)
+            return build_turn(
+                self._message,
+                content,
+                {},
+                self._telemetry,
+                complete=False,
+                baseline=self._baseline,
+            )
         except CallgateError:
             return None
 
@@ -100,7 +118,9 @@ class Accumulator:
         try:
             return loads_strict(canonical_bytes(value), limits=self._limits)
         except UsageError as exc:
-            raise SchemaError(f"event holds a value that is not JSON: {exc.message}") from None
+            raise SchemaError(
+                f"event holds a value that is not JSON: {exc.message}; {SDK_HINT}"
+            ) from None
 
     def _illegal(self, t: object) -> NoReturn:
         if type(t) is not str:
@@ -109,6 +129,11 @@ class Accumulator:
             raise UnsupportedProviderState(f"unknown event type {t[:80]!r}")
         if self._state == DONE:
             raise SequenceError(f"{t} after message_stop")
+        if self._state == COMPLETE:
+            raise SequenceError(
+                f"{t} after a message_start that carried the complete message "
+                "(only message_stop may follow it)"
+            )
         raise SequenceError(f"{t} is not legal in state {STATE_NAMES[self._state]}")
 
     # -- transitions (names are in _state.TRANSITIONS) ----------------------------------
@@ -131,19 +156,19 @@ class Accumulator:
             provider_message=message,
         )
 
-    def _on_message_start(self, obj: dict[str, Any]) -> None:
+    def _on_message_start(self, obj: dict[str, Any]) -> int | None:
         m = obj.get("message")
         if type(m) is not dict:
             raise SchemaError("message_start.message is not an object")
-        _need_str(m, "id", "message")
-        _need_str(m, "model", "message")
+        need_str(m, "id", "message")
+        need_str(m, "model", "message")
         if m.get("type") != "message" or m.get("role") != "assistant":
             raise SchemaError("message_start.message must have type 'message', role 'assistant'")
-        if m.get("content") != [] or type(m.get("content")) is not list:
-            raise SchemaError("message_start.message.content must be an empty list")
-        if m.get("stop_reason") is not None:
-            raise SchemaError("message_start.message.stop_reason must be null")
-        _check_opt_str(m, "stop_sequence", "message")
+        content = m.get("content")
+        if type(content) is not list:
+            raise SchemaError("message_start.message.content is not a list")
+        for key in ("stop_reason", "stop_sequence", "stop_details", "container"):
+            check_delta_field(m, key, "message_start.message")
         usage = m.get("usage")
         if type(usage) is not dict:
             raise SchemaError("message_start.message.usage is not an object")
@@ -154,6 +179,24 @@ class Accumulator:
         message.setdefault("stop_reason", None)
         message.setdefault("stop_sequence", None)
         self._message = message
+        if not content and message["stop_reason"] is None:
+            return None
+        return self._start_complete(content, message["stop_reason"])
+
+    def _start_complete(self, content: list[Any], reason: str | None) -> int:
+        """A message_start that carries the finished message (the follow-up responses of a
+        programmatic tool-calling loop): accept it only when it is self-consistent."""
+        if reason is None:
+            raise SchemaError("message_start.message holds content blocks but no stop_reason")
+        if reason not in ev.STOP_REASONS[self._baseline]:
+            raise UnsupportedProviderState(
+                f"message_start carries a complete message with unknown stop_reason {reason!r:.80}"
+            )
+        # Each block goes through the same checks as a streamed block without deltas.
+        for index, block in enumerate(content):
+            self._on_block_start({"index": index, "content_block": block})
+            self._on_block_stop({"index": index})
+        return COMPLETE
 
     def _on_block_start(self, obj: dict[str, Any]) -> None:
         index = obj.get("index")
@@ -176,14 +219,14 @@ class Accumulator:
             raise SchemaError("content block has no string `type`")
         spec = ev.BLOCKS.get(btype)
         if spec is None:
-            _unknown_block(btype)
+            unknown_block(btype)
         for field, kind in spec.required:
             if field not in block or (kind is not object and type(block[field]) is not kind):
                 raise SchemaError(f"{btype} block: `{field}` is missing or not a {kind.__name__}")
         if spec.kind == ev.TOOL_INPUT:
             self._check_tool_block(block, btype)
         elif spec.kind == ev.THINKING:
-            _check_opt_str(block, "signature", "thinking block")
+            check_opt_str(block, "signature", "thinking block")
         elif spec.kind == ev.TEXT and type(block.get("citations", [])) not in (list, type(None)):
             raise SchemaError("text block: `citations` is not a list")
         self._open_index = index
@@ -201,6 +244,7 @@ class Accumulator:
             raise SequenceError(f"{btype} id {block['id'][:80]!r} is used twice in the turn")
         self._tool_ids.add(block["id"])
         if btype == ev.CLIENT_TOOL_BLOCK:
+            check_caller(block)
             bound = self._limits.max_calls_per_turn
             if self._n_calls >= bound:
                 raise LimitExceededError(
@@ -287,6 +331,9 @@ class Accumulator:
         self._tool_info[index] = (text, failure, detail)
 
     def _on_message_delta(self, obj: dict[str, Any]) -> None:
+        """Message fields come from ``delta`` only, usage from ``usage`` only; every other
+        key (top level, or unknown inside ``delta``) is kept in the turn's telemetry and
+        never reaches the message, so it cannot change what the gate decides."""
         delta, usage = obj.get("delta"), obj.get("usage")
         if type(delta) is not dict:
             raise SchemaError("message_delta.delta is not an object")
@@ -302,113 +349,39 @@ class Accumulator:
             raise SequenceError(
                 f"usage.output_tokens went down from {current['output_tokens']} to {out}"
             )
-        reason = delta.get("stop_reason")
-        if reason is not None:
-            if type(reason) is not str:
-                raise SchemaError("message_delta.delta.stop_reason is not a string")
-            earlier = message["stop_reason"]
-            if earlier is not None and earlier != reason:
-                raise SequenceError(f"stop_reason changed from {earlier!r} to {reason!r}")
-        _check_opt_str(delta, "stop_sequence", "message_delta.delta")
-        if not _PROTECTED.isdisjoint(delta) or not _PROTECTED.isdisjoint(obj.keys() - _EVENT_KEYS):
+        for key in _USAGE_COUNTERS:
+            value = usage.get(key)
+            if value is not None and type(value) is not int:
+                raise SchemaError(f"message_delta usage.{key} is not an int")
+        if not _PROTECTED.isdisjoint(delta):
             raise SchemaError("message_delta may not change the message's identity or content")
+        for key in DELTA_FIELDS:
+            check_delta_field(delta, key, "message_delta.delta")
+        reason = delta.get("stop_reason")
+        earlier = message["stop_reason"]
+        if reason is not None and earlier is not None and earlier != reason:
+            raise SequenceError(f"stop_reason changed from {earlier!r} to {reason!r:.80}")
         # Cumulative values overwrite; a null never erases what an earlier event set.
+        unknown: dict[str, Any] = {}
         for key, value in delta.items():
-            if key != "type" and value is not None:
+            if value is None or key == "type":
+                continue
+            if key in DELTA_FIELDS:
                 message[key] = value
+            else:
+                unknown[key] = value
         for key, value in usage.items():
             if value is not None:
                 current[key] = value
+        telemetry = self._telemetry
+        if unknown:
+            telemetry.setdefault("delta", {}).update(unknown)
         for key, value in obj.items():
             if key not in _EVENT_KEYS and value is not None:
-                message[key] = value
+                telemetry[key] = value
 
     def _on_message_stop(self, obj: dict[str, Any]) -> None:
+        # Like the SDK, message_stop carries nothing; its other keys are not read.
         assert self._message is not None  # the table only reaches here after message_start
         if self._message["stop_reason"] is None:
             raise SequenceError("message_stop before any stop_reason")
-
-    # -- delta accumulators (the hot path) -----------------------------------------------
-
-    def _d_json(self, delta: dict[str, Any]) -> None:
-        fragment = delta.get("partial_json")
-        if type(fragment) is not str:
-            raise SchemaError("input_json_delta.partial_json is not a string")
-        size = self._part_size + (
-            len(fragment) if fragment.isascii() else len(fragment.encode("utf-8", "surrogatepass"))
-        )
-        limits = self._limits
-        if size > limits.max_argument_bytes:
-            raise LimitExceededError(
-                "tool input is larger than max_argument_bytes",
-                limit="max_argument_bytes",
-                bound=limits.max_argument_bytes,
-                observed=size,
-            )
-        parts = self._parts
-        if len(parts) >= limits.max_fragments_per_call:
-            raise LimitExceededError(
-                "tool input has too many fragments",
-                limit="max_fragments_per_call",
-                bound=limits.max_fragments_per_call,
-                observed=len(parts) + 1,
-            )
-        self._part_size = size
-        parts.append(fragment)
-
-    def _append_text(self, delta: dict[str, Any], field: str) -> None:
-        text = delta.get(field)
-        if type(text) is not str:
-            raise SchemaError(f"{delta.get('type')}.{field} is not a string")
-        size = self._part_size + len(text)
-        if size > self._limits.max_text_chars:
-            raise LimitExceededError(
-                f"{field} is longer than max_text_chars",
-                limit="max_text_chars",
-                bound=self._limits.max_text_chars,
-                observed=size,
-            )
-        self._part_size = size
-        self._parts.append(text)
-
-    def _d_text(self, delta: dict[str, Any]) -> None:
-        self._append_text(delta, "text")
-
-    def _d_thinking(self, delta: dict[str, Any]) -> None:
-        self._append_text(delta, "thinking")
-
-    def _d_signature(self, delta: dict[str, Any]) -> None:
-        signature = delta.get("signature")
-        if type(signature) is not str:
-            raise SchemaError("signature_delta.signature is not a string")
-        self._open_block["signature"] = signature  # replaces, per the SDK and docs
-
-    def _d_citation(self, delta: dict[str, Any]) -> None:
-        citation = delta.get("citation")
-        if type(citation) is not dict:
-            raise SchemaError("citations_delta.citation is not an object")
-        citation = self._copy(citation)  # rare; keeps feed_event callers' dicts out of the turn
-        citations = self._open_block.get("citations")
-        if citations is None:
-            self._open_block["citations"] = [citation]
-        else:
-            citations.append(citation)
-
-
-def _need_str(obj: dict[str, Any], key: str, where: str) -> None:
-    value = obj.get(key)
-    if type(value) is not str or not value:
-        raise SchemaError(f"{where}.{key} is missing or not a non-empty string")
-
-
-def _check_opt_str(obj: dict[str, Any], key: str, where: str) -> None:
-    value = obj.get(key)
-    if value is not None and type(value) is not str:
-        raise SchemaError(f"{where}.{key} is not a string")
-
-
-def _unknown_block(btype: str) -> NoReturn:
-    reason = ev.KNOWN_UNSUPPORTED_BLOCKS.get(btype)
-    if reason is not None:
-        raise UnsupportedProviderState(f"content block {btype!r} is not supported ({reason})")
-    raise UnsupportedProviderState(f"unknown content block type {btype[:80]!r}")

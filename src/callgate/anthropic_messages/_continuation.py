@@ -11,7 +11,6 @@ so blocks are copied, never rebuilt. Nothing is inherited: every control is pass
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -20,6 +19,7 @@ from .._errors import CallgateError, ContinuationError, UsageError
 from .._json import loads_strict
 from .._results import ToolResult, bind_results
 from . import _events as ev
+from ._history import SystemMessageCapability, blocks_of, check_history
 from ._turn import (
     REASON_INVALID_JSON,
     REASON_LIMIT,
@@ -31,6 +31,7 @@ from ._turn import (
 )
 
 __all__ = [
+    "CARRY_CONTAINER",
     "INVALID_INPUT_KEY",
     "RECOVERY_ERROR_TEXT",
     "SystemMessageCapability",
@@ -51,23 +52,18 @@ RECOVERY_ERROR_TEXT: dict[str, str] = {
 INVALID_INPUT_KEY = "INVALID_JSON"
 _PARSE_FAILURES = frozenset({REASON_INVALID_JSON, REASON_LIMIT, REASON_NON_OBJECT})
 # Top-level request fields the builder owns.
-_PROTECTED = frozenset({"model", "max_tokens", "messages", "tools", "system"})
+_PROTECTED = frozenset({"model", "max_tokens", "messages", "tools", "system", "container"})
+
+
+class _Carry:
+    """The ``container`` default: send the turn's own container id, if it has one."""
+
+    def __repr__(self) -> str:
+        return "CARRY_CONTAINER"
+
+
+CARRY_CONTAINER: Any = _Carry()
 _TOOL_RESULT_CONTENT = frozenset({"text", "image", "document", "search_result", "tool_reference"})
-_ROLES = frozenset({"user", "assistant", "system"})
-_SERVER_BLOCKS = ev.SERVER_TOOL_RESULT_BLOCKS | {"server_tool_use"}
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class SystemMessageCapability:
-    """The caller's explicit statement that ``model`` accepts ``role: "system"`` messages
-    inside ``messages`` (documented for some models only). Raises :class:`UsageError` for
-    an empty model name."""
-
-    model: str
-
-    def __post_init__(self) -> None:
-        if type(self.model) is not str or not self.model:
-            raise UsageError("SystemMessageCapability.model must be a non-empty str")
 
 
 def _copy(value: Any, what: str) -> Any:
@@ -76,102 +72,6 @@ def _copy(value: Any, what: str) -> Any:
         return loads_strict(canonical_bytes(value))
     except CallgateError as exc:
         raise ContinuationError(f"{what} is not plain JSON: {exc.message}") from None
-
-
-def _blocks(message: dict[str, Any], where: str) -> list[dict[str, Any]]:
-    content = message.get("content")
-    if type(content) is str:
-        return [{"type": "text", "text": content}]
-    if type(content) is not list or any(
-        type(b) is not dict or type(b.get("type")) is not str for b in content
-    ):
-        raise ContinuationError(f"{where}: content must be a string or a list of typed blocks")
-    return content
-
-
-def _paused(blocks: list[dict[str, Any]]) -> bool:
-    """Whether an assistant message ends inside a server-tool loop (how pause_turn ends)."""
-    return bool(blocks) and blocks[-1]["type"] in _SERVER_BLOCKS
-
-
-def _check_history(
-    history: list[Any], model: str, capability: SystemMessageCapability | None
-) -> list[dict[str, Any]]:
-    """Validate roles, alternation, system placement and tool_use answers; return the
-    history's client tool_use blocks."""
-    if not history:
-        raise ContinuationError("history must start with a user message; it is empty")
-    uses: list[dict[str, Any]] = []
-    pending: list[str] = []  # tool_use ids of the last assistant message, unanswered
-    prev: str | None = None
-    prev_blocks: list[dict[str, Any]] = []
-    for position, message in enumerate(history):
-        where = f"history[{position}]"
-        if type(message) is not dict or message.get("role") not in _ROLES:
-            raise ContinuationError(f"{where}: not a message with role user/assistant/system")
-        role = message["role"]
-        blocks = _blocks(message, where)
-        if position == 0 and role != "user":
-            raise ContinuationError("history must start with a user message")
-        if role == "system":
-            if capability is None or capability.model != model:
-                raise ContinuationError(
-                    f"{where}: a system message needs SystemMessageCapability for {model!r}"
-                )
-            after_server_result = (
-                prev == "assistant"
-                and bool(prev_blocks)
-                and prev_blocks[-1]["type"] in ev.SERVER_TOOL_RESULT_BLOCKS
-            )
-            if prev not in ("user", "system") and not after_server_result:
-                raise ContinuationError(
-                    f"{where}: a system message must follow a user turn or an assistant turn "
-                    "that ends in a server tool result"
-                )
-            if any(b["type"] != "text" for b in blocks):
-                raise ContinuationError(f"{where}: system content must be text")
-        elif role == "user":
-            if prev in ("user", "system"):
-                raise ContinuationError(f"{where}: a user message cannot follow a {prev} message")
-            answered = [b.get("tool_use_id") for b in blocks if b["type"] == "tool_result"]
-            leading = [b["type"] == "tool_result" for b in blocks]
-            if leading != sorted(leading, reverse=True):
-                raise ContinuationError(f"{where}: tool_result blocks must come first")
-            if sorted(answered, key=repr) != sorted(pending, key=repr):
-                raise ContinuationError(
-                    f"{where}: tool_result ids {answered!r} do not answer the tool_use ids "
-                    f"{pending!r} of the previous assistant message exactly"
-                )
-            pending = []
-        else:
-            # An assistant message may follow a paused server-tool loop (pause_turn: the
-            # API merges consecutive assistant messages), never unanswered client calls.
-            if prev == "user" or (prev in ("system", "assistant") and not pending):
-                if prev == "assistant" and not _paused(prev_blocks):
-                    raise ContinuationError(
-                        f"{where}: an assistant message can follow another only after a "
-                        "paused server-tool loop"
-                    )
-            else:
-                raise ContinuationError(
-                    f"{where}: an assistant message cannot follow a {prev} message"
-                    + (" with unanswered tool_use" if pending else "")
-                )
-            pending = []
-            for block in blocks:
-                if block["type"] == ev.CLIENT_TOOL_BLOCK:
-                    if type(block.get("id")) is not str or type(block.get("name")) is not str:
-                        raise ContinuationError(f"{where}: tool_use without id/name")
-                    pending.append(block["id"])
-                    uses.append(block)
-        prev, prev_blocks = role, blocks
-    if prev == "assistant" and not _paused(prev_blocks):
-        raise ContinuationError(
-            "history must end with a user or system message, or a paused server-tool loop"
-        )
-    if pending:
-        raise ContinuationError("history ends with unanswered tool_use blocks")
-    return uses
 
 
 def _check_tools(tools: Any) -> list[dict[str, Any]]:
@@ -242,7 +142,10 @@ def _check_controls(controls: Mapping[str, Any] | None) -> dict[str, Any]:
     copied: dict[str, Any] = _copy(dict(controls), "request_controls")
     clash = sorted(_PROTECTED & copied.keys())
     if clash:
-        raise ContinuationError(f"request_controls cannot override protected fields {clash}")
+        raise ContinuationError(
+            f"request_controls cannot override protected fields {clash}"
+            + (" (pass container= to build_continuation)" if "container" in clash else "")
+        )
     if "response_format" in copied:
         raise ContinuationError(
             "response_format is not a Messages field; pass output_config.format explicitly"
@@ -259,6 +162,36 @@ def _check_controls(controls: Mapping[str, Any] | None) -> dict[str, Any]:
         ):
             raise ContinuationError("output_config.format must be {type: json_schema, schema}")
     return copied
+
+
+def _check_container(turn: Turn, container: Any) -> Any:
+    """The request's ``container`` value (``None``: no field). A container the turn ran in
+    is never dropped or swapped silently: calls made by code in it need it back."""
+    own = turn.container_id
+    if container is CARRY_CONTAINER:
+        return own
+    if container is None:
+        if own is not None and any(c.programmatic for c in turn.calls):
+            raise ContinuationError(
+                f"container=None, but code in container {own!r} made calls of this turn and "
+                "waits for their results there"
+            )
+        return None
+    if type(container) is str:
+        given = container
+    elif isinstance(container, Mapping):
+        container = _copy(dict(container), "container")
+        given = container.get("id")
+    else:
+        raise UsageError("container must be a str, a mapping, None or CARRY_CONTAINER")
+    if type(given) is not str or not given:
+        if own is not None:
+            raise ContinuationError(f"container must name the turn's container {own!r}")
+        if type(container) is str:
+            raise UsageError("container must be a non-empty str")
+    elif own is not None and given != own:
+        raise ContinuationError(f"container {given!r} is not the turn's container {own!r}")
+    return container
 
 
 def _check_system(system: Any) -> Any:
@@ -285,6 +218,7 @@ def build_continuation(
     request_controls: Mapping[str, Any] | None = None,
     system_message_capability: SystemMessageCapability | None = None,
     user_content: str | Sequence[Mapping[str, Any]] | None = None,
+    container: str | Mapping[str, Any] | None = CARRY_CONTAINER,
 ) -> dict[str, Any]:
     """Build the next Messages request body after ``turn``.
 
@@ -292,7 +226,11 @@ def build_continuation(
     otherwise; consumed at most one past the count). Recovery calls are answered by the
     builder with ``is_error: true`` and :data:`RECOVERY_ERROR_TEXT`. ``user_content``
     (optional) follows the tool results in the same user message. A ``pause_turn`` turn is
-    sent back unchanged (no user message). Raises :class:`~callgate.ContinuationError` for a
+    sent back unchanged (no user message). ``container`` is the request's ``container``: by
+    default the turn's ``container.id`` is carried (code execution and programmatic tool
+    calling keep their files and waiting code there); an explicit id or ``{"id", "skills"}``
+    must name the same container; ``None`` omits it, which is refused when code in the
+    container made calls of this turn. Raises :class:`~callgate.ContinuationError` for a
     mutated or incomplete turn, invalid history, an undeclared tool, a protected or foreign
     control, or a turn with nothing to answer; :class:`UsageError` for wrong argument types.
     Caller data is deep-copied; the returned dict is new and the inputs stay usable.
@@ -323,10 +261,11 @@ def build_continuation(
     messages: list[Any] = _copy(
         [dict(m) if isinstance(m, Mapping) else m for m in history], "history"
     )
-    uses = _check_history(messages, model, system_message_capability)
+    uses = check_history(messages, model, system_message_capability)
     tool_defs = _check_tools(tools)
     controls = _check_controls(request_controls)
     system_value = _check_system(system)
+    container_value = _check_container(turn, container)
 
     earlier_ids = {block["id"] for block in uses}
     reused = sorted(b["id"] for b in turn.content if b.get("id") in earlier_ids)
@@ -356,7 +295,7 @@ def build_continuation(
     answers.sort(key=lambda pair: pair[0])
     user_blocks = [block for _, block in answers]
     if user_content is not None:
-        extra = _blocks({"content": _copy_content(user_content)}, "user_content")
+        extra = blocks_of({"content": _copy_content(user_content)}, "user_content")
         if any(b["type"] == "tool_result" for b in extra):
             raise ContinuationError("user_content may not carry tool_result blocks")
         user_blocks.extend(extra)
@@ -380,6 +319,8 @@ def build_continuation(
     }
     if system_value is not None:
         request["system"] = system_value
+    if container_value is not None:
+        request["container"] = container_value
     request.update(controls)
     return request
 

@@ -18,6 +18,7 @@ import dataclasses
 
 __all__ = [
     "BLOCKS",
+    "CALLERS",
     "CLIENT_TOOL_BLOCK",
     "EVENT_TYPES",
     "KNOWN_UNSUPPORTED_BLOCKS",
@@ -77,6 +78,18 @@ SERVER_TOOL_RESULT_BLOCKS = frozenset(
         "tool_search_tool_result",
     }
 )
+
+
+# The `caller` of a tool_use block (`types/tool_use_block.py` `Caller`, the same union in
+# 0.117.0 and 2.14.0): the model itself, or code running in the code-execution tool
+# (programmatic tool calling). Value: whether the caller must name its `tool_id`. Any other
+# caller type fails closed: callgate would not know who waits for the result.
+CALLER_DIRECT = "direct"
+CALLERS: dict[str, bool] = {
+    CALLER_DIRECT: False,
+    "code_execution_20250825": True,
+    "code_execution_20260120": True,
+}
 
 
 def _whole(type_: str, *required: tuple[str, type]) -> BlockSpec:

@@ -105,16 +105,17 @@ class Parser(Accumulator):
                 entry = table.get((self._state, t))
                 if entry is None:
                     self._illegal(t)
-                entry[0](obj)
-                self._state = entry[1]
+                nxt = entry[0](obj)
+                self._state = entry[1] if nxt is None else nxt
         except CallgateError as exc:
             raise self._fail(exc, self._seen - 1) from None
 
     def feed_event(self, obj: Mapping[str, Any]) -> None:
-        """Feed one decoded wire event (e.g. an SDK event's ``to_dict()``). No SSE envelope
-        is checked. Raises like :meth:`feed_bytes`; a non-mapping or non-JSON value is a
-        :class:`~callgate.SchemaError`. Non-delta events are copied, so later changes to
-        ``obj`` do not reach the turn."""
+        """Feed one decoded wire event: an SDK event's ``to_dict(mode="json")`` (plain
+        ``to_dict()`` keeps ``container.expires_at`` as a ``datetime``, which is refused).
+        No SSE envelope is checked. Raises like :meth:`feed_bytes`; a non-mapping or
+        non-JSON value is a :class:`~callgate.SchemaError` whose message names that fix.
+        Non-delta events are copied, so later changes to ``obj`` do not reach the turn."""
         self._enter(_EVENTS)
         self._seen += 1
         try:
@@ -137,8 +138,8 @@ class Parser(Accumulator):
             entry = self._table.get((self._state, t))
             if entry is None:
                 self._illegal(t)
-            entry[0](event)
-            self._state = entry[1]
+            nxt = entry[0](event)
+            self._state = entry[1] if nxt is None else nxt
         except CallgateError as exc:
             raise self._fail(exc, self._seen - 1) from None
 
@@ -162,6 +163,7 @@ class Parser(Accumulator):
                 self._message,
                 self._content,
                 self._tool_info,
+                self._telemetry,
                 complete=True,
                 baseline=self._baseline,
             )
@@ -240,7 +242,8 @@ def parse_response(
     limits: Limits = DEFAULT_LIMITS,
     baseline: str = CURRENT_REVISION,
 ) -> Turn:
-    """Parse a non-streaming Message body (a mapping, or its JSON bytes/text).
+    """Parse a non-streaming Message body: a mapping (an SDK message's
+    ``to_dict(mode="json")``; plain ``to_dict()`` keeps datetimes), or its JSON bytes/text.
 
     The body is checked with the same rules as a stream (it is replayed as the events a
     stream of it would carry), so stream and body give the same turn. Raises

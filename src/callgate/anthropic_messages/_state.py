@@ -11,7 +11,12 @@ order of one Message stream::
     message_delta+                                                       stop reason, usage
     message_stop
 
-with ``ping`` allowed anywhere before the end and ``error`` ending the stream. Each block's
+with ``ping`` allowed anywhere before the end and ``error`` ending the stream. The follow-up
+responses of a programmatic tool-calling loop take a shorter form: a ``message_start`` whose
+message already holds the complete ``content`` and a known ``stop_reason``, then directly
+``message_stop``. The ``message_start`` handler chooses that path by returning ``COMPLETE``
+(it overrides the table's next state); in ``COMPLETE`` nothing but ``message_stop``,
+``ping`` and ``error`` may follow. Each block's
 ``index`` equals its position in the final ``content`` array, so the only association the
 protocol offers is the index of the single open block; the parser keeps exactly that and
 never a separate "current call".
@@ -29,15 +34,25 @@ from __future__ import annotations
 
 from . import _events as ev
 
-__all__ = ["BETWEEN_BLOCKS", "DONE", "IN_BLOCK", "START", "STATE_NAMES", "STOPPING", "TRANSITIONS"]
+__all__ = [
+    "BETWEEN_BLOCKS",
+    "COMPLETE",
+    "DONE",
+    "IN_BLOCK",
+    "START",
+    "STATE_NAMES",
+    "STOPPING",
+    "TRANSITIONS",
+]
 
 START = 0  # nothing but pings seen yet
 BETWEEN_BLOCKS = 1  # after message_start or a content_block_stop: a block may start
 IN_BLOCK = 2  # one block is open
 STOPPING = 3  # at least one message_delta seen: only more of them or message_stop
 DONE = 4  # message_stop seen: the stream must end
+COMPLETE = 5  # message_start carried the whole message: only message_stop may follow
 
-STATE_NAMES = ("START", "BETWEEN_BLOCKS", "IN_BLOCK", "STOPPING", "DONE")
+STATE_NAMES = ("START", "BETWEEN_BLOCKS", "IN_BLOCK", "STOPPING", "DONE", "COMPLETE")
 
 TRANSITIONS: dict[tuple[int, str], tuple[str, int]] = {
     (START, ev.MESSAGE_START): ("_on_message_start", BETWEEN_BLOCKS),
@@ -47,8 +62,9 @@ TRANSITIONS: dict[tuple[int, str], tuple[str, int]] = {
     (BETWEEN_BLOCKS, ev.MESSAGE_DELTA): ("_on_message_delta", STOPPING),
     (STOPPING, ev.MESSAGE_DELTA): ("_on_message_delta", STOPPING),
     (STOPPING, ev.MESSAGE_STOP): ("_on_message_stop", DONE),
+    (COMPLETE, ev.MESSAGE_STOP): ("_on_message_stop", DONE),
 }
-for _state in (START, BETWEEN_BLOCKS, IN_BLOCK, STOPPING):
+for _state in (START, BETWEEN_BLOCKS, IN_BLOCK, STOPPING, COMPLETE):
     TRANSITIONS[_state, ev.PING] = ("_on_ping", _state)
     # The handler raises ProviderError; the state is never entered.
     TRANSITIONS[_state, ev.ERROR] = ("_on_error", DONE)

@@ -6,7 +6,9 @@ when its input parsed as a strict JSON object, the message's final ``stop_reason
 complete turn goes to ``Turn.recovery_calls`` (a callgate concept, not a provider field) with
 a reason, so the continuation builder can answer it with an ``is_error`` result and the
 conversation stays valid. ``server_tool_use`` blocks are the provider's own calls and never
-appear in either.
+appear in either. A ``tool_use`` made by code in the code-execution container (programmatic
+tool calling, a ``caller`` of type ``code_execution_*``) is released like any other and
+keeps its ``caller``; a caller the SDK types do not define fails the parse instead.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any, cast
 from .._digest import canonical_digest
 from .._errors import CallgateError, SchemaError
 from . import _events as ev
+from ._checks import SDK_HINT
 
 __all__ = [
     "REASON_INVALID_JSON",
@@ -44,7 +47,10 @@ class ToolUse:
 
     ``call_id`` is the block's ``id`` (the ``tool_use_id`` a result must carry), ``index``
     the block's position in ``Turn.content``, ``block`` the raw block (same object as
-    ``Turn.content[index]``; ``arguments`` is its ``input``).
+    ``Turn.content[index]``; ``arguments`` is its ``input``). ``caller`` is the block's
+    ``caller`` (``None`` when absent): ``{"type": "direct"}`` or, for programmatic tool
+    calling, ``{"type": "code_execution_20250825" | "code_execution_20260120", "tool_id"}``
+    (code running in the turn's container waits for this result; see ``programmatic``).
     """
 
     call_id: str
@@ -52,6 +58,12 @@ class ToolUse:
     arguments: dict[str, Any]
     index: int
     block: dict[str, Any]
+    caller: dict[str, Any] | None = None
+
+    @property
+    def programmatic(self) -> bool:
+        """Whether code in the code-execution container made this call (not the model)."""
+        return self.caller is not None and self.caller.get("type") != ev.CALLER_DIRECT
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -69,6 +81,7 @@ class RecoveryCall:
     reason: str
     detail: str
     block: dict[str, Any]
+    caller: dict[str, Any] | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -78,7 +91,11 @@ class Turn:
     ``content`` holds the raw blocks in order (thinking, signatures and redacted data exactly
     as received; unknown extra fields kept). ``message`` is the Message's other top-level
     fields (``id``, ``type``, ``role``, ``model``, ``stop_reason``, ``stop_sequence``,
-    ``stop_details``, ``usage``, extras); ``usage`` is the same dict as ``message["usage"]``.
+    ``stop_details``, ``container``, ``usage``, extras); ``usage`` is the same dict as
+    ``message["usage"]``. ``telemetry`` holds what ``message_delta`` events carried beside the
+    message fields (top-level keys other than ``type``/``delta``/``usage``, and unknown
+    ``delta`` keys under ``"delta"``; last non-null value wins): it is kept for inspection and
+    never merged into ``message``, so it cannot change what the gate decides.
     ``complete`` is true only for a turn that reached ``message_stop`` (partial turns are
     attached to errors as ``err.turn`` and always have ``calls == ()``). ``digest`` is the
     canonical digest of :func:`turn_snapshot`; builders recompute it to detect mutation.
@@ -93,6 +110,7 @@ class Turn:
     recovery_calls: tuple[RecoveryCall, ...]
     usage: dict[str, Any]
     message: dict[str, Any]
+    telemetry: dict[str, Any]
     complete: bool
     baseline: str
     digest: str
@@ -105,7 +123,15 @@ class Turn:
     @property
     def known_stop_reason(self) -> bool:
         """Whether ``stop_reason`` is one the turn's baseline knows (unknown still parses)."""
-        return self.stop_reason in ev.STOP_REASONS[self.baseline]
+        reason = self.stop_reason
+        return type(reason) is str and reason in ev.STOP_REASONS[self.baseline]
+
+    @property
+    def container_id(self) -> str | None:
+        """The ``container.id`` the message reported (code execution, programmatic tool
+        calling), which the next request must send as ``container`` to reuse it."""
+        container = self.message.get("container")
+        return container["id"] if type(container) is dict else None
 
     def to_message(self) -> dict[str, Any]:
         """The Message as a new dict (like a non-streaming response body)."""
@@ -129,15 +155,16 @@ def turn_snapshot(turn: Turn) -> dict[str, Any]:
         "baseline": turn.baseline,
         "complete": turn.complete,
         "message": turn.message,
+        "telemetry": turn.telemetry,
         "message_id": turn.message_id,
         "model": turn.model,
         "stop_reason": turn.stop_reason,
         "stop_sequence": turn.stop_sequence,
         "usage": turn.usage,
         "content": list(turn.content),
-        "calls": [[c.call_id, c.name, c.arguments, c.index, c.block] for c in turn.calls],
+        "calls": [[c.call_id, c.name, c.arguments, c.index, c.block, c.caller] for c in turn.calls],
         "recovery_calls": [
-            [r.call_id, r.name, r.index, r.partial_input, r.reason, r.detail, r.block]
+            [r.call_id, r.name, r.index, r.partial_input, r.reason, r.detail, r.block, r.caller]
             for r in turn.recovery_calls
         ],
     }
@@ -151,6 +178,7 @@ def build_turn(
     message: dict[str, Any],
     content: list[dict[str, Any]],
     tool_info: ToolInfo,
+    telemetry: dict[str, Any],
     *,
     complete: bool,
     baseline: str,
@@ -165,8 +193,11 @@ def build_turn(
             if block.get("type") != ev.CLIENT_TOOL_BLOCK:
                 continue
             partial, failure, detail = tool_info.get(index, ("", None, ""))
+            caller = block.get("caller")
             if failure is None and stop_reason == "tool_use":
-                calls.append(ToolUse(block["id"], block["name"], block["input"], index, block))
+                calls.append(
+                    ToolUse(block["id"], block["name"], block["input"], index, block, caller)
+                )
                 continue
             if failure is None:
                 if stop_reason == "max_tokens":
@@ -175,7 +206,9 @@ def build_turn(
                     failure = REASON_NOT_RELEASED
                     detail = f"stop_reason {stop_reason!r} releases no call"
             recovery.append(
-                RecoveryCall(block["id"], block["name"], index, partial, failure, detail, block)
+                RecoveryCall(
+                    block["id"], block["name"], index, partial, failure, detail, block, caller
+                )
             )
     usage = message["usage"]
     turn = Turn(
@@ -188,6 +221,7 @@ def build_turn(
         recovery_calls=tuple(recovery),
         usage=usage,
         message=message,
+        telemetry=telemetry,
         complete=complete,
         baseline=baseline,
         digest="",
@@ -195,5 +229,7 @@ def build_turn(
     try:
         digest = canonical_digest(turn_snapshot(turn))
     except CallgateError as exc:
-        raise SchemaError(f"turn holds a value that is not JSON: {exc.message}") from None
+        raise SchemaError(
+            f"turn holds a value that is not JSON: {exc.message}; {SDK_HINT}"
+        ) from None
     return dataclasses.replace(turn, digest=digest)

@@ -48,6 +48,11 @@ def _final_step(spec: Mapping[str, Any]) -> dict[str, Any]:
     raise UsageError(f"cannot render a step of type {kind!r}")
 
 
+def _call_start(spec: Mapping[str, Any]) -> dict[str, Any]:
+    # Streamed arguments are text and may be cut or invalid JSON: never parsed here.
+    return {"type": "function_call", "id": spec["id"], "name": spec["name"], "arguments": {}}
+
+
 def _usage(usage: Mapping[str, int] | None) -> dict[str, int]:
     given = dict(usage or {})
     inp, out = given.get("total_input_tokens", 12), given.get("total_output_tokens", 34)
@@ -110,7 +115,7 @@ def render_turn(
         _emit_step(emit, index, spec, split)
     if interleaved:
         for index, spec in calls:
-            emit("step.start", index=index, step={**_final_step(spec), "arguments": {}})
+            emit("step.start", index=index, step=_call_start(spec))
         streams = [(i, iter(split(s["arguments"]))) for i, s in calls]
         for index, piece in _round_robin(streams):
             emit("step.delta", index=index, delta={"type": "arguments_delta", "arguments": piece})
@@ -135,7 +140,7 @@ def _emit_step(emit: Any, index: int, spec: Mapping[str, Any], split: Splitter) 
         delta = {"type": "thought_signature", "signature": spec["signature"]}
         emit("step.delta", index=index, delta=delta)
     elif kind == "function_call":
-        emit("step.start", index=index, step={**_final_step(spec), "arguments": {}})
+        emit("step.start", index=index, step=_call_start(spec))
         for piece in split(spec["arguments"]):
             emit("step.delta", index=index, delta={"type": "arguments_delta", "arguments": piece})
     else:

@@ -5,14 +5,23 @@ scripted HTTP faults → stored-state references → provider-native validation 
 match → render → store → stream (with stream faults) → journal. Every request consumes
 the next turn of its conversation in its session; a request that matches no turn gets
 HTTP 400 in the provider's own error shape naming each mismatch, and it is recorded.
+
+Before any route runs, :class:`MockApp` refuses (journaled, as JSON) a ``Host`` that is
+not a loopback name or an allowed one (403: a web page using DNS rebinding could
+otherwise read the journal) and a request with two ``x-callgate-test-id`` headers (400).
+Bodies over ``max_body_bytes`` get HTTP 413 without being buffered whole; unknown paths
+and methods get a JSON 404/405 naming the routes served, all in the provider's shape.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -20,12 +29,23 @@ from starlette.routing import Route
 from .._errors import CallgateError
 from .._json import loads_strict
 from . import _faults, _store, _validate
+from ._guard import (
+    BodyTooLargeError,
+    HostCheck,
+    error,
+    host_is_loopback,
+    protocol_of,
+    read_body,
+    route_names,
+)
 from ._journal import JournalEntry
 from ._respond import Reply, error_body
 from ._script import Script
 from ._state import CONVERSATION_HEADER, TEST_ID_HEADER, Mismatch, MockState, Session
 
-__all__ = ["MockApp", "create_app"]
+__all__ = ["MAX_BODY_BYTES", "MockApp", "create_app", "host_is_loopback"]
+
+MAX_BODY_BYTES = 32 * 1024 * 1024
 
 
 # -- authentication, per provider -----------------------------------------------------------
@@ -77,13 +97,15 @@ def reply_response(entry: JournalEntry, reply: Reply, outcome: str) -> Response:
     return JSONResponse(reply.body, status_code=reply.status, headers=reply.headers)
 
 
-def begin_entry(request: Request, state: MockState, protocol: str | None) -> JournalEntry:
+def begin_entry(
+    request: Request, state: MockState, protocol: str | None, test_id: str | None = None
+) -> JournalEntry:
     # Read the raw ASGI scope: building Starlette's URL object twice per request showed up
     # as the largest single cost of the journal.
     scope = request.scope
     headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
     return state.journal.begin(
-        test_id=headers.get(TEST_ID_HEADER, "default"),
+        test_id=test_id if test_id is not None else headers.get(TEST_ID_HEADER, "default"),
         conversation=headers.get(CONVERSATION_HEADER, "default"),
         protocol=protocol,
         method=scope["method"],
@@ -94,9 +116,22 @@ def begin_entry(request: Request, state: MockState, protocol: str | None) -> Jou
     )
 
 
-async def read_json(request: Request, entry: JournalEntry) -> Any:
-    """The request body as strict JSON (also journaled); raises ``CallgateError``."""
-    raw = await request.body()
+def too_large(protocol: str | None, entry: JournalEntry, limit: int) -> Response:
+    """The journaled 413 for an oversized body (the connection is closed after it)."""
+    message = f"Request payload size exceeds the limit: {limit} bytes (got {entry.body_size})."
+    body = error(protocol, 413, message)
+    if protocol == "anthropic_messages":
+        body["error"]["type"] = "request_too_large"  # Anthropic's 413 error type
+    elif protocol == "gemini_interactions":
+        body["error"]["status"] = "INVALID_ARGUMENT"  # Google's status for a payload too big
+    reply = Reply(413, body, {"connection": "close"})
+    return reply_response(entry, reply, "rejected")
+
+
+async def read_json(request: Request, entry: JournalEntry, limit: int = MAX_BODY_BYTES) -> Any:
+    """The request body as strict JSON (also journaled); raises ``CallgateError``, or
+    :class:`BodyTooLargeError` over ``limit`` bytes."""
+    raw = await read_body(request, entry, limit)
     try:
         body = loads_strict(raw)
     except CallgateError:
@@ -106,7 +141,7 @@ async def read_json(request: Request, entry: JournalEntry) -> Any:
     return body
 
 
-def _endpoint(protocol: str, auth: Callable[[Request], Reply | None]) -> Any:
+def _endpoint(protocol: str, auth: Callable[[Request], Reply | None], limit: int) -> Any:
     async def endpoint(request: Request) -> Response:
         state: MockState = request.app.state.callgate
         entry = begin_entry(request, state, protocol)
@@ -119,7 +154,9 @@ def _endpoint(protocol: str, auth: Callable[[Request], Reply | None]) -> Any:
         if reply is not None:
             return reply_response(entry, reply, "rejected")
         try:
-            body = await read_json(request, entry)
+            body = await read_json(request, entry, limit)
+        except BodyTooLargeError:
+            return too_large(protocol, entry, limit)
         except CallgateError as exc:
             message = f"request body is not valid JSON: {exc}"
             return reply_response(entry, Reply(400, error_body(protocol, 400, message)), "rejected")
@@ -155,7 +192,7 @@ def _endpoint(protocol: str, auth: Callable[[Request], Reply | None]) -> Any:
         plan = _faults.stream_plan(state, session, outcome)
         if plan.simple:
             # A finite, unpaced stream: one body message, no disconnect-listening task.
-            entry.close(200, plan.body.decode("utf-8", "replace"), "matched", location)
+            entry.close(200, _text(plan.body), "matched", location)
             return Response(
                 plan.body, media_type="text/event-stream", headers={**_SSE_HEADERS, **headers}
             )
@@ -170,18 +207,49 @@ def _endpoint(protocol: str, auth: Callable[[Request], Reply | None]) -> Any:
                 text = b"".join(sent).decode("utf-8", "replace")
                 entry.close(200, text, "matched", location)
 
-        return StreamingResponse(
-            stream(), media_type="text/event-stream", headers={**_SSE_HEADERS, **headers}
+        return _HeldStream(
+            state, stream(), media_type="text/event-stream", headers={**_SSE_HEADERS, **headers}
         )
 
     return endpoint
 
 
+_TEXTS: dict[bytes, str] = {}
+
+
+def _text(body: bytes) -> str:
+    """``body`` decoded, shared by every entry that journals the same rendered stream."""
+    found = _TEXTS.get(body)
+    if found is None:
+        if len(_TEXTS) >= 256:
+            _TEXTS.clear()  # fault plans make new bodies: keep the memo bounded
+        found = _TEXTS[body] = body.decode("utf-8", "replace")
+    return found
+
+
+class _HeldStream(StreamingResponse):
+    """A paced or held stream that :meth:`MockServer.stop` may cancel: it then ends, cut,
+    as a complete response rather than as an application error."""
+
+    def __init__(self, state: MockState, content: AsyncIterator[bytes], **kwargs: Any) -> None:
+        super().__init__(content, **kwargs)
+        self._closing = state.closing
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        except asyncio.CancelledError:
+            if not self._closing.is_set():
+                raise  # not a shutdown
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
 def _gemini_versioned(endpoint: Any) -> Any:
     async def versioned(request: Request) -> Response:
         if request.path_params["version"] not in ("v1", "v1beta"):
-            body = error_body("gemini_interactions", 404, "unknown API version")
-            return JSONResponse(body, status_code=404)
+            entry = begin_entry(request, request.app.state.callgate, "gemini_interactions")
+            reply = Reply(404, error_body("gemini_interactions", 404, "unknown API version"))
+            return reply_response(entry, reply, "rejected")
         response: Response = await endpoint(request)
         return response
 
@@ -189,9 +257,76 @@ def _gemini_versioned(endpoint: Any) -> Any:
 
 
 async def _journal(request: Request) -> Response:
+    """``GET /_callgate/journal[?test_id=][&after=<seq>][&limit=<n>]``: a JSON list, oldest
+    first; ``x-callgate-journal-dropped`` counts the entries the caps dropped."""
     state: MockState = request.app.state.callgate
-    test_id = request.query_params.get("test_id")
-    return JSONResponse([e.to_dict() for e in state.journal.entries(test_id=test_id)])
+    params = request.query_params
+    test_id = params.get("test_id")
+    after, limit = params.get("after", "-1"), params.get("limit")
+    if not _is_int(after) or (limit is not None and not limit.isdigit()):
+        message = "'after' must be an integer and 'limit' a non-negative integer"
+        return JSONResponse(error(None, 400, message), status_code=400)
+    page = state.journal.page(
+        test_id=test_id, after=int(after), limit=None if limit is None else int(limit)
+    )
+    headers = {"x-callgate-journal-dropped": str(state.journal.dropped(test_id))}
+    if len(page) <= _JOURNAL_SLICE:
+        return JSONResponse([e.wire() for e in page], headers=headers)
+    return StreamingResponse(_json_slices(page), media_type="application/json", headers=headers)
+
+
+_JOURNAL_SLICE = 200
+
+
+async def _json_slices(entries: list[JournalEntry]) -> AsyncIterator[bytes]:
+    """A long journal read as one JSON list, encoded a slice at a time with the event
+    loop free in between, so other clients are not stalled while it is sent."""
+    yield b"["
+    for start in range(0, len(entries), _JOURNAL_SLICE):
+        part = [e.wire() for e in entries[start : start + _JOURNAL_SLICE]]
+        text = json.dumps(part, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        yield (("," if start else "") + text[1:-1]).encode()
+        await asyncio.sleep(0)
+    yield b"]"
+
+
+def _is_int(text: str) -> bool:
+    return text.removeprefix("-").isdigit()
+
+
+async def _reset(request: Request) -> Response:
+    """``POST /_callgate/reset``: forget every session, or one test id's (``?test_id=``,
+    else the ``x-callgate-test-id`` header): cursors, stored objects, runtime faults,
+    mismatches and journal entries."""
+    state: MockState = request.app.state.callgate
+    test_id = request.query_params.get("test_id") or request.headers.get(TEST_ID_HEADER)
+    state.reset(test_id)
+    entry = begin_entry(request, state, None)
+    answer = {"reset": "all" if test_id is None else test_id}
+    entry.close(200, answer, "control")
+    return JSONResponse(answer)
+
+
+# -- refusals before any route, and unknown routes -----------------------------------------
+
+
+async def _unrouted(request: Request, exc: Exception) -> Response:
+    """A journaled JSON 404/405 that names every route the mock serves."""
+    status = exc.status_code if isinstance(exc, HTTPException) else 404
+    state: MockState = request.app.state.callgate
+    protocol = protocol_of(request.scope["path"])
+    entry = begin_entry(request, state, protocol)
+    served: list[str] = request.app.state.routes
+    what = "method not allowed for" if status == 405 else "no route for"
+    message = (
+        f"callgate mock: {what} {request.method} {request.scope['path']}; "
+        f"it serves: {', '.join(served)}"
+    )
+    body = error(protocol, status, message)
+    if protocol is None:
+        body["error"]["routes"] = served
+    headers = dict(exc.headers or {}) if isinstance(exc, HTTPException) else {}
+    return reply_response(entry, Reply(status, body, headers), "rejected")
 
 
 class MockApp:
@@ -201,45 +336,105 @@ class MockApp:
     ``state.callgate`` is the :class:`MockState`, as on a Starlette app.
     """
 
-    def __init__(self, inner: Starlette, fast: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        inner: Starlette,
+        fast: dict[str, Any],
+        *,
+        max_body_bytes: int,
+        allowed_hosts: Iterable[str] | None,
+    ) -> None:
         self.inner = inner
         self.state = inner.state
+        self.max_body_bytes = max_body_bytes
         self._fast = fast
+        self._hosts = None if allowed_hosts is None else HostCheck(allowed_hosts)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["method"] == "POST":
-            endpoint = self._fast.get(scope["path"])
-            if endpoint is not None:
-                scope["app"] = self.inner
-                response: Response = await endpoint(Request(scope, receive))
-                await response(scope, receive, send)
+        if scope["type"] == "http":
+            host, test_ids = None, 0
+            for key, value in scope["headers"]:
+                if key == b"host":
+                    host = value
+                elif key == b"x-callgate-test-id":
+                    test_ids += 1
+            foreign = host is not None and self._hosts is not None and not self._hosts(host)
+            if foreign or test_ids > 1:
+                await self._refuse(scope, receive, send, foreign)
+                return
+            if scope["method"] == "POST":
+                endpoint = self._fast.get(scope["path"])
+                if endpoint is not None:
+                    scope["app"] = self.inner
+                    response: Response = await endpoint(Request(scope, receive))
+                    await response(scope, receive, send)
+                    return
+            # The other routes read small bodies whole: refuse a declared oversized one.
+            length = next((v for k, v in scope["headers"] if k == b"content-length"), b"")
+            if length.isdigit() and int(length) > self.max_body_bytes:
+                await self._refuse(scope, receive, send, foreign, int(length))
                 return
         await self.inner(scope, receive, send)
 
+    async def _refuse(
+        self, scope: Any, receive: Any, send: Any, bad_host: bool, size: int | None = None
+    ) -> None:
+        scope["app"] = self.inner
+        request = Request(scope, receive)
+        protocol = protocol_of(scope["path"])
+        values = [v.decode("latin-1") for k, v in scope["headers"] if k == b"x-callgate-test-id"]
+        state: MockState = self.state.callgate
+        several = not bad_host and size is None
+        entry = begin_entry(request, state, protocol, ", ".join(values) if several else None)
+        if bad_host:
+            status, message = 403, "callgate mock: requests must name a loopback Host"
+        elif size is not None:
+            entry.body_size = size
+            status = 413
+            message = f"Request payload size exceeds the limit: {self.max_body_bytes} bytes."
+        else:
+            status, message = 400, f"callgate mock: send one {TEST_ID_HEADER} header, not many"
+        headers = {"connection": "close"} if size is not None else {}
+        reply = Reply(status, error(protocol, status, message), headers)
+        response = reply_response(entry, reply, "rejected")
+        await response(scope, receive, send)
 
-def create_app(script: Script, *, state: MockState | None = None) -> MockApp:
+
+def create_app(
+    script: Script,
+    *,
+    state: MockState | None = None,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    allowed_hosts: Iterable[str] | None = (),
+) -> MockApp:
     """A plain ASGI app serving ``script``. ``app.state.callgate`` is its :class:`MockState`.
 
+    Provider request bodies over ``max_body_bytes`` get HTTP 413. A request whose ``Host``
+    header is neither a loopback name (``localhost``, ``127.0.0.0/8``, ``::1``) nor one
+    of ``allowed_hosts`` gets HTTP 403; ``allowed_hosts=None`` turns that check off.
     Raises :class:`~callgate.mock.ScriptError` if the script's faults or validation
     switches are invalid.
     """
     _validate.check_script(script)
     _faults.check_script(script)
-    openai = _endpoint("openai_responses", _auth_openai)
-    azure = _endpoint("openai_responses", _auth_azure)
-    anthropic = _endpoint("anthropic_messages", _auth_anthropic)
-    gemini = _endpoint("gemini_interactions", _auth_gemini)
+    limit = max_body_bytes
+    openai = _endpoint("openai_responses", _auth_openai, limit)
+    azure = _endpoint("openai_responses", _auth_azure, limit)
+    anthropic = _endpoint("anthropic_messages", _auth_anthropic, limit)
+    gemini = _endpoint("gemini_interactions", _auth_gemini, limit)
     routes = [
         Route("/openai/v1/responses", openai, methods=["POST"]),
         Route("/azure-openai/openai/v1/responses", azure, methods=["POST"]),
         Route("/anthropic/v1/messages", anthropic, methods=["POST"]),
         Route("/gemini/{version:str}/interactions", _gemini_versioned(gemini), methods=["POST"]),
         Route("/_callgate/journal", _journal, methods=["GET"]),
+        Route("/_callgate/reset", _reset, methods=["POST"]),
         *_store.state_routes(),
         *_faults.control_routes(),
     ]
-    inner = Starlette(routes=routes)
+    inner = Starlette(routes=routes, exception_handlers={404: _unrouted, 405: _unrouted})
     inner.state.callgate = state if state is not None else MockState(script)
+    inner.state.routes = route_names(routes)
     fast = {
         "/openai/v1/responses": openai,
         "/azure-openai/openai/v1/responses": azure,
@@ -247,7 +442,7 @@ def create_app(script: Script, *, state: MockState | None = None) -> MockApp:
         "/gemini/v1/interactions": gemini,
         "/gemini/v1beta/interactions": gemini,
     }
-    return MockApp(inner, fast)
+    return MockApp(inner, fast, max_body_bytes=max_body_bytes, allowed_hosts=allowed_hosts)
 
 
 def session_of(request: Request) -> tuple[MockState, Session]:

@@ -241,6 +241,8 @@ def stream_plan(state: MockState, session: Session, served: Served) -> StreamPla
         plan = plan_stream(turn.protocol, rendered.events, fault)
         sent, hold = tuple(plan.frames), plan.hold
         body = b"".join(sent)
+        with state.lock:  # replayed items are checked against what the client received
+            session.store.note_sent(rendered.response_id, plan.events)
     delay = pacing.get("event_delay_ms", 0) / 1000
     return StreamPlan(
         frames=tuple(sent),

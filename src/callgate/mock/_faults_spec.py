@@ -4,7 +4,7 @@ A fault is one JSON object with a ``type``; ``after`` counts the events sent bef
 fault strikes (a value past the end of the stream strikes at its end)::
 
     {"type": "http_error", "status": 400|401|403|404|408|409|429|500|503|529,
-     "message": str, "retry_after": int seconds, "times": int}     # 529: Anthropic only
+     "message": str, "retry_after": int seconds <= 86400, "times": int}  # 529: Anthropic only
     {"type": "disconnect", "after": n}            # close the stream after n events
     {"type": "error_event", "after": n, "message": str, "error_type": str, "code": str,
      "shape": "nested" | "flat"}                   # shape: OpenAI only (default nested)
@@ -16,7 +16,8 @@ fault strikes (a value past the end of the stream strikes at its end)::
     {"type": "truncate", "call": i, "keep": chars} # cut call i's arguments, truncated terminal
     {"type": "never_end", "after": n}             # send n events (default all), hold open
 
-Pacing: ``{"first_byte_ms": int, "event_delay_ms": int, "flush": "coalesce" | "per_event"}``.
+Pacing: ``{"first_byte_ms": int, "event_delay_ms": int, "flush": "coalesce" | "per_event"}``
+(each delay at most one hour).
 Without pacing a stream leaves in one body message; ``event_delay_ms`` implies (and
 needs) ``"per_event"``.
 """
@@ -53,6 +54,8 @@ _KEYS: dict[str, set[str]] = {
     "never_end": {"after"},
 }
 _PACING_KEYS = {"first_byte_ms", "event_delay_ms", "flush"}
+MAX_RETRY_AFTER = 86_400  # seconds (one day); Anthropic's reset header is a date
+MAX_PACING_MS = 3_600_000  # one hour per delay
 
 
 class _BadSpecError(Exception):
@@ -64,16 +67,28 @@ class _BadSpecError(Exception):
         self.message = message
 
 
-def _count(spec: Mapping[str, Any], key: str, *, minimum: int = 0) -> None:
+def _count(
+    spec: Mapping[str, Any], key: str, *, minimum: int = 0, maximum: int | None = None
+) -> None:
     if key in spec:
         value = spec[key]
         if type(value) is not int or value < minimum:
             raise _BadSpecError(f"/{key}", f"{key} must be an int >= {minimum}")
+        if maximum is not None and value > maximum:
+            raise _BadSpecError(f"/{key}", f"{key} must be at most {maximum}")
 
 
 def _text(spec: Mapping[str, Any], key: str) -> None:
-    if key in spec and not isinstance(spec[key], str):
+    if key not in spec:
+        return
+    value = spec[key]
+    if not isinstance(value, str):
         raise _BadSpecError(f"/{key}", f"{key} must be a string")
+    # ``data`` is written verbatim: an escaped byte (U+DC80..U+DCFF) is allowed there.
+    try:
+        value.encode("utf-8", "surrogateescape" if key == "data" else "strict")
+    except UnicodeEncodeError:
+        raise _BadSpecError(f"/{key}", f"{key} holds a lone surrogate: not UTF-8") from None
 
 
 def _check_fault(spec: Any, protocol: str | None, turn: ScriptTurn | None) -> None:
@@ -85,8 +100,9 @@ def _check_fault(spec: Any, protocol: str | None, turn: ScriptTurn | None) -> No
     unknown = sorted(set(spec) - _KEYS[kind] - {"type"})
     if unknown:
         raise _BadSpecError("", f"unknown key(s) for a {kind} fault: {', '.join(unknown)}")
-    for key in ("after", "keep", "retry_after", "call"):
+    for key in ("after", "keep", "call"):
         _count(spec, key)
+    _count(spec, "retry_after", maximum=MAX_RETRY_AFTER)
     _count(spec, "times", minimum=1)
     for key in ("message", "error_type", "code", "data"):
         _text(spec, key)
@@ -114,6 +130,8 @@ def _check_fault(spec: Any, protocol: str | None, turn: ScriptTurn | None) -> No
             raise _BadSpecError("/shape", "shape is 'nested' or 'flat'")
         if protocol not in (None, "openai_responses"):
             raise _BadSpecError("/shape", "the flat/nested choice exists only for OpenAI")
+    if kind == "duplicate" and turn is not None and turn.respond.get("disconnect_after") == 0:
+        raise _BadSpecError("", "disconnect_after: 0 sends no event for a duplicate to re-send")
     if kind == "truncate" and turn is not None:
         if "disconnect_after" in turn.respond:
             raise _BadSpecError(
@@ -144,6 +162,8 @@ def check_truncate(spec: Mapping[str, Any], turn: ScriptTurn) -> None:
 
 def fits(spec: Mapping[str, Any], turn: ScriptTurn) -> bool:
     """Whether a (runtime) fault can be applied to ``turn`` as it was rendered."""
+    if spec["type"] == "duplicate":
+        return turn.respond.get("disconnect_after") != 0
     if spec["type"] != "truncate":
         return True
     if "disconnect_after" in turn.respond:
@@ -161,8 +181,8 @@ def _check_pacing(spec: Any) -> None:
     unknown = sorted(set(spec) - _PACING_KEYS)
     if unknown:
         raise _BadSpecError("", f"unknown key(s) {', '.join(unknown)}")
-    _count(spec, "first_byte_ms")
-    _count(spec, "event_delay_ms")
+    _count(spec, "first_byte_ms", maximum=MAX_PACING_MS)
+    _count(spec, "event_delay_ms", maximum=MAX_PACING_MS)
     flush = spec.get("flush")
     if flush is not None and flush not in ("coalesce", "per_event"):
         raise _BadSpecError("/flush", "flush is 'coalesce' or 'per_event'")

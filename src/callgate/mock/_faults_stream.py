@@ -35,49 +35,55 @@ _TYPE_KEY = {
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class StreamPlan:
-    """The frames to send, in order, and whether the stream then stays open."""
+    """The frames to send, in order, whether the stream then stays open, and the events
+    those frames carry (a malformed frame carries none) -- what the client received."""
 
     frames: tuple[bytes, ...]
     hold: bool = False
+    events: tuple[Event, ...] = ()
+
+
+def _plan(protocol: str, events: Sequence[Event], hold: bool = False) -> StreamPlan:
+    encode = _ENCODERS[protocol]
+    return StreamPlan(tuple(encode([e]) for e in events), hold, tuple(events))
 
 
 def plan_stream(protocol: str, events: Sequence[Event], fault: Mapping[str, Any]) -> StreamPlan:
     """Apply one validated stream ``fault`` to ``events`` (never mutated)."""
     kind = fault["type"]
-    encode = _ENCODERS[protocol]
     after = min(fault.get("after", len(events)), len(events))
     if kind in ("disconnect", "never_end"):
-        frames = [encode([e]) for e in events[:after]]
-        return StreamPlan(tuple(frames), hold=kind == "never_end")
+        return _plan(protocol, events[:after], hold=kind == "never_end")
     if kind == "error_event":
         sent = list(events[:after])
         sent.append(_error_event(protocol, sent, fault))
-        return StreamPlan(tuple(encode([e]) for e in sent))
+        return _plan(protocol, sent)
     if kind == "malformed":
-        frames = [encode([e]) for e in events]
+        plan = _plan(protocol, events)
+        frames = list(plan.frames)
         name = events[after][_TYPE_KEY[protocol]] if after < len(events) else "message"
         data = fault.get("data", '{"callgate_malformed": "this frame is cut sh')
         # Written verbatim: line breaks in ``data`` break the framing too, and lone
         # surrogates become the invalid UTF-8 bytes they escape.
         frame = f"event: {name}\ndata: {data}\n\n".encode("utf-8", "surrogateescape")
         frames.insert(after, frame)
-        return StreamPlan(tuple(frames))
+        return StreamPlan(tuple(frames), events=plan.events)
     if kind == "duplicate":
         out = list(events)
-        again = copy.deepcopy(events[after - 1])
-        if fault.get("payload", "same") == "different":
-            _alter(again)
-        out.insert(after, again)
-        return StreamPlan(tuple(encode([e]) for e in out))
+        if after:  # an empty stream has nothing to re-send
+            again = copy.deepcopy(events[after - 1])
+            if fault.get("payload", "same") == "different":
+                _alter(again)
+            out.insert(after, again)
+        return _plan(protocol, out)
     if kind == "out_of_order":
         out = list(events)
         i = min(after, len(out) - 2)
         if i >= 0:
             out[i], out[i + 1] = out[i + 1], out[i]
-        return StreamPlan(tuple(encode([e]) for e in out))
+        return _plan(protocol, out)
     if kind == "truncate":
-        cut = _TRUNCATE[protocol](list(events), fault)
-        return StreamPlan(tuple(encode([e]) for e in cut))
+        return _plan(protocol, _TRUNCATE[protocol](list(events), fault))
     raise ValueError(f"not a stream fault: {kind!r}")  # check_fault rules this out
 
 

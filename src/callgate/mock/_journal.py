@@ -1,23 +1,32 @@
 """The journal: every request the mock received and what it answered.
 
-Entries are appended in arrival order and never dropped (bounded only by memory: a
-test server lives for one test or one suite). Credentials are redacted before an entry
-is stored. Readable from Python (``server.journal``) and over HTTP at
-``GET /_callgate/journal`` (``?test_id=`` narrows it).
+Entries are appended in arrival order and bounded: at most 10,000 in all and 1,000 per
+test id by default, the oldest dropped first and every drop counted. Credentials are
+redacted before an entry is stored. Readable from Python (``server.journal``) and over
+HTTP at ``GET /_callgate/journal`` (``?test_id=`` narrows it, ``?after=<seq>&limit=<n>``
+pages it; the ``x-callgate-journal-dropped`` header counts the dropped entries).
 """
 
 from __future__ import annotations
 
+import collections
 import dataclasses
+import itertools
 import threading
 import time
-from collections.abc import Iterator, Mapping
+import urllib.parse
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 __all__ = ["Journal", "JournalEntry", "redact_headers"]
 
-_SECRET_HEADERS = frozenset({"authorization", "api-key", "x-api-key", "x-goog-api-key"})
+_SECRET_HEADERS = frozenset(
+    {"authorization", "proxy-authorization", "cookie", "api-key", "x-api-key", "x-goog-api-key"}
+)
 REDACTED = "<redacted>"
+MAX_ENTRIES = 10_000
+MAX_PER_TEST = 1_000
+BODY_PREFIX = 4096  # characters of an oversized body kept in its entry
 
 
 def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
@@ -48,6 +57,7 @@ class JournalEntry:
     location: str | None = None
     problems: tuple[str, ...] = ()
     duration_ms: float | None = None
+    body_size: int | None = None  # bytes of the request body, when one was read
 
     def close(
         self,
@@ -70,12 +80,40 @@ class JournalEntry:
         data["problems"] = list(self.problems)
         return data
 
+    def wire(self) -> dict[str, Any]:
+        """:meth:`to_dict` without the deep copy (for serializing right away)."""
+        data = {name: getattr(self, name) for name in _FIELDS}
+        data["problems"] = list(self.problems)
+        return data
+
+
+_FIELDS = tuple(f.name for f in dataclasses.fields(JournalEntry))
+
+
+@dataclasses.dataclass(slots=True)
+class _Lane:
+    """One test id's entries, oldest first, and how many of them the caps dropped."""
+
+    entries: collections.deque[JournalEntry] = dataclasses.field(default_factory=collections.deque)
+    dropped: int = 0
+
 
 class Journal:
-    """Thread-safe, append-only list of :class:`JournalEntry`."""
+    """Thread-safe list of :class:`JournalEntry` in arrival order, bounded twice: at most
+    ``max_entries`` in all and ``max_per_test`` per test id. The oldest entry goes first
+    and every drop is counted (:meth:`dropped`). ``seq`` numbers never repeat, also across
+    :meth:`clear`, so they serve as the cursor of a paged read (:meth:`page`).
+    """
 
-    def __init__(self) -> None:
-        self._entries: list[JournalEntry] = []
+    def __init__(self, *, max_entries: int = MAX_ENTRIES, max_per_test: int = MAX_PER_TEST) -> None:
+        if max_entries < 1 or max_per_test < 1:
+            raise ValueError("journal caps must be at least 1")
+        self.max_entries = max_entries
+        self.max_per_test = max_per_test
+        self._entries: collections.OrderedDict[int, JournalEntry] = collections.OrderedDict()
+        self._lanes: dict[str, _Lane] = {}
+        self._next_seq = 0
+        self._dropped = 0
         self._lock = threading.Lock()
 
     def begin(
@@ -90,26 +128,86 @@ class Journal:
         headers: Mapping[str, str],
         body: Any,
     ) -> JournalEntry:
+        entry = JournalEntry(
+            seq=-1,
+            test_id=test_id,
+            conversation=conversation,
+            protocol=protocol,
+            method=method,
+            path=path,
+            query=_redact_query(query),
+            headers=redact_headers(headers),
+            body=body,
+            started=time.time(),
+        )
         with self._lock:
-            entry = JournalEntry(
-                seq=len(self._entries),
-                test_id=test_id,
-                conversation=conversation,
-                protocol=protocol,
-                method=method,
-                path=path,
-                query=_redact_query(query),
-                headers=redact_headers(headers),
-                body=body,
-                started=time.time(),
-            )
-            self._entries.append(entry)
-            return entry
+            entry.seq = self._next_seq
+            self._next_seq += 1
+            self._entries[entry.seq] = entry
+            lane = self._lanes.get(test_id)
+            if lane is None:
+                lane = self._lanes[test_id] = _Lane()
+            lane.entries.append(entry)
+            if len(lane.entries) > self.max_per_test:
+                del self._entries[lane.entries.popleft().seq]
+                lane.dropped += 1
+                self._dropped += 1
+            if len(self._entries) > self.max_entries:
+                self._drop_oldest()
+        return entry
+
+    def _drop_oldest(self) -> None:
+        _, oldest = self._entries.popitem(last=False)
+        lane = self._lanes[oldest.test_id]
+        lane.entries.popleft()  # the oldest of all is the oldest of its test id
+        lane.dropped += 1
+        self._dropped += 1
+        if not lane.entries:
+            del self._lanes[oldest.test_id]
 
     def entries(self, *, test_id: str | None = None) -> list[JournalEntry]:
         """A snapshot, optionally for one test id."""
         with self._lock:
-            return [e for e in self._entries if test_id is None or e.test_id == test_id]
+            if test_id is None:
+                return list(self._entries.values())
+            lane = self._lanes.get(test_id)
+            return list(lane.entries) if lane is not None else []
+
+    def page(
+        self, *, test_id: str | None = None, after: int = -1, limit: int | None = None
+    ) -> list[JournalEntry]:
+        """At most ``limit`` entries with ``seq > after``, oldest first (optionally for one
+        test id). Pass the last ``seq`` of a page as ``after`` to read the next one."""
+        with self._lock:
+            if test_id is None:
+                source: Iterable[JournalEntry] = self._entries.values()
+            else:
+                lane = self._lanes.get(test_id)
+                source = lane.entries if lane is not None else ()
+            found = (e for e in source if e.seq > after)
+            return list(found if limit is None else itertools.islice(found, limit))
+
+    def dropped(self, test_id: str | None = None) -> int:
+        """How many entries the caps dropped (in all, or of one test id still present)."""
+        with self._lock:
+            if test_id is None:
+                return self._dropped
+            lane = self._lanes.get(test_id)
+            return lane.dropped if lane is not None else 0
+
+    def clear(self, test_id: str | None = None) -> None:
+        """Forget every entry (and drop count), or those of one test id."""
+        with self._lock:
+            if test_id is None:
+                self._entries.clear()
+                self._lanes.clear()
+                self._dropped = 0
+                return
+            lane = self._lanes.pop(test_id, None)
+            if lane is not None:
+                for entry in lane.entries:
+                    del self._entries[entry.seq]
+                self._dropped -= lane.dropped
 
     def __iter__(self) -> Iterator[JournalEntry]:
         return iter(self.entries())
@@ -153,10 +251,13 @@ class Journal:
 
 
 def _redact_query(query: str) -> str:
-    if "key=" not in query:
+    """The query with the value of every ``key`` parameter redacted, however its name is
+    spelled: ``key``, ``KEY``, ``%6Bey`` and ``k%65y`` all reach Google as the API key."""
+    if "=" not in query or ("%" not in query and "key" not in query.lower()):
         return query
     parts = []
     for part in query.split("&"):
         name, sep, _ = part.partition("=")
-        parts.append(f"{name}={REDACTED}" if sep and name == "key" else part)
+        secret = sep and urllib.parse.unquote_plus(name).strip().lower() == "key"
+        parts.append(f"{name}={REDACTED}" if secret else part)
     return "&".join(parts)

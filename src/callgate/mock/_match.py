@@ -68,6 +68,15 @@ def mismatches(
     return problems
 
 
+def _nested_hint(view: RequestView) -> str:
+    if not view.nested_results:
+        return ""
+    return (
+        f" ({view.nested_results} function_result(s) came inside user_input content, which "
+        "Interactions v1 does not admit: a result is a step of its own)"
+    )
+
+
 def _result_problems(
     wanted: Sequence[Mapping[str, Any]],
     view: RequestView,
@@ -94,7 +103,7 @@ def _result_problems(
                 problems.append(f"{len(hits)} results for {label}; name them by call_id")
                 continue
         if result is None:
-            problems.append(f"no function result for {label}")
+            problems.append(f"no function result for {label}" + _nested_hint(view))
             continue
         if "output" in spec and not _same_output(spec["output"], result.output):
             problems.append(f"result for {label} is {result.output!r}, expected {spec['output']!r}")

@@ -30,6 +30,8 @@ class RequestView:
     previous_id: Any
     user_text: str
     instructions: Any
+    # Gemini: function_result content nested in user_input steps (not results in v1).
+    nested_results: int = 0
 
 
 def _list(value: Any) -> list[Any]:
@@ -115,6 +117,7 @@ def _gemini(body: Mapping[str, Any]) -> RequestView:
     inp = body.get("input")
     texts: list[str] = []
     results = []
+    nested = 0
     if isinstance(inp, str):
         texts.append(inp)
     elif isinstance(inp, dict):
@@ -132,6 +135,10 @@ def _gemini(body: Mapping[str, Any]) -> RequestView:
             )  # fmt: skip
         elif kind == "user_input":
             texts.extend(_texts(step.get("content")))
+            nested += sum(
+                isinstance(p, dict) and p.get("type") == "function_result"
+                for p in _list(step.get("content"))
+            )
         elif kind == "text" and isinstance(step.get("text"), str):
             texts.append(step["text"])
     return RequestView(
@@ -142,6 +149,7 @@ def _gemini(body: Mapping[str, Any]) -> RequestView:
         previous_id=body.get("previous_interaction_id"),
         user_text="\n".join(texts),
         instructions=body.get("system_instruction"),
+        nested_results=nested,
     )
 
 

@@ -14,6 +14,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from .._errors import CallgateError
+from .._json import loads_strict
 from ..anthropic_messages import _render as anthropic_render
 from ..contracts import CURRENT_REVISION
 from ..gemini_interactions import _render as gemini_render
@@ -53,9 +55,20 @@ class _Ids:
         return prefix + digest[:size]
 
 
-def _arguments(spec: Mapping[str, Any]) -> str:
+def _arguments(spec: Mapping[str, Any], *, as_object: bool = False) -> str:
+    """The arguments as the exact text to send. ``as_object``: the wire needs an object
+    (a non-streamed Anthropic/Gemini call), so ``raw`` text that is no JSON object gives
+    ``{}`` -- the script loader allows such text on streamed turns only, so this is a
+    stored snapshot (GET, cancel) of a streamed turn."""
     if "raw" in spec:
-        return str(spec["raw"])
+        raw = str(spec["raw"])
+        if as_object and raw:
+            try:
+                parsed = loads_strict(raw)
+            except CallgateError:
+                parsed = None
+            return raw if isinstance(parsed, dict) else ""
+        return raw
     return json.dumps(spec.get("arguments", {}), separators=(",", ":"), ensure_ascii=False)
 
 
@@ -128,7 +141,7 @@ def render(
             call_id = spec.get("id") or ids("toolu_", "call", n)
             calls.append((call_id, spec["name"]))
             blocks.append({"type": "tool_use", "id": call_id, "name": spec["name"],
-                           "input_json": _arguments(spec)})  # fmt: skip
+                           "input_json": _arguments(spec, as_object=not stream)})  # fmt: skip
         stop = respond.get("status", "tool_use" if calls_spec else "end_turn")
         tokens = _usage(usage, "input_tokens", "output_tokens")
         if stream:
@@ -156,7 +169,7 @@ def render(
             call_id = spec.get("id") or ids("", "call", n, size=16)
             calls.append((call_id, spec["name"]))
             steps.append({"type": "function_call", "id": call_id, "name": spec["name"],
-                          "arguments": _arguments(spec)})  # fmt: skip
+                          "arguments": _arguments(spec, as_object=not stream)})  # fmt: skip
         status = respond.get("status", "requires_action" if calls_spec else "completed")
         usage_map = _usage(usage, "total_input_tokens", "total_output_tokens")
         if stream:

@@ -33,6 +33,11 @@ Turn shape::
 
 ``"validation": {"<check>": false}`` at the top level switches off a provider-native
 request check by name (see callgate.mock._validate).
+
+Everything accepted can be served (no 500): an OpenAI ``status`` is one of
+``OPENAI_STATUSES``; ``raw`` text that is no JSON object makes an Anthropic or Gemini turn
+streamed-only (``expect.stream`` defaults to true; false is an error); usage counts are
+``0 <= n < 2**53``; rendered strings must be UTF-8.
 """
 
 from __future__ import annotations
@@ -62,6 +67,7 @@ __all__ = [
 ]
 
 PROTOCOLS = ("openai_responses", "anthropic_messages", "gemini_interactions")
+MAX_SCRIPT_BYTES = 16 * 1024 * 1024  # a script file is read up to this size
 _EXPECT_KEYS = {
     "model", "tools", "stream", "function_results", "previous_id", "text_contains",
     "instructions", "system",
@@ -72,6 +78,13 @@ _RESPOND_KEYS = {
 }  # fmt: skip
 _RESULT_KEYS = {"call_id", "name", "output", "output_contains", "is_error"}
 _CALL_KEYS = {"name", "arguments", "raw", "id"}
+_USAGE_KEYS = {"input_tokens", "output_tokens"}
+# What the renderers can send (anything else was a 500 at serve time):
+OPENAI_STATUSES = ("completed", "incomplete", "failed")  # the three stream terminals
+MAX_SEED = 2**64  # |seed| below this: ids and chunk plans format it as text
+MAX_TOKENS = 2**53  # a usage count (exact in every JSON reader)
+# Protocols whose non-streamed call arguments are a JSON object, not text.
+_OBJECT_ARGUMENTS = ("anthropic_messages", "gemini_interactions")
 
 
 class ScriptError(UsageError):
@@ -142,9 +155,12 @@ def load_script(path: str | os.PathLike[str]) -> Script:
     """Load and validate a JSON script file. Raises :class:`ScriptError` with the path."""
     name = os.fspath(path)
     try:
-        data = Path(name).read_bytes()
+        with Path(name).open("rb") as file:
+            data = file.read(MAX_SCRIPT_BYTES + 1)
     except OSError as exc:
         raise ScriptError(f"cannot read script: {exc.strerror}", path=name) from exc
+    if len(data) > MAX_SCRIPT_BYTES:
+        raise ScriptError(f"script file is over {MAX_SCRIPT_BYTES} bytes", path=name)
     try:
         obj = loads_strict(data)
     except CallgateError as exc:
@@ -221,7 +237,23 @@ class _Ctx:
     def typed(self, value: Any, kind: type | tuple[type, ...], location: str) -> Any:
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             raise self.fail(location, f"expected {getattr(kind, '__name__', kind)}")
+        if isinstance(value, str) and not _encodable(value):
+            raise self.fail(location, "a string with a lone surrogate cannot be sent as UTF-8")
         return value
+
+    def bounded(self, value: Any, location: str, low: int, high: int) -> int:
+        self.typed(value, int, location)
+        if not low <= value < high:
+            raise self.fail(location, f"expected an int in [{low}, {high})")
+        return int(value)
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _parse_script(obj: Any, path: str | None) -> Script:
@@ -230,7 +262,7 @@ def _parse_script(obj: Any, path: str | None) -> Script:
     validation = ctx.obj(top.get("validation", {}), "/validation")
     for name, enabled in validation.items():
         ctx.typed(enabled, bool, f"/validation/{name}")
-    seed = ctx.typed(top.get("seed", 0), int, "/seed")
+    seed = ctx.bounded(top.get("seed", 0), "/seed", -MAX_SEED + 1, MAX_SEED)
     baseline = top.get("baseline", CURRENT_REVISION)
     if baseline not in REVISIONS:
         raise ctx.fail("/baseline", f"baseline must be one of {', '.join(REVISIONS)}")
@@ -284,19 +316,12 @@ def _parse_turn(ctx: _Ctx, turn: Any, loc: str) -> ScriptTurn:
     if "text" in respond:
         ctx.typed(respond["text"], str, f"{loc}/respond/text")
     calls = ctx.typed(respond.get("calls", []), list, f"{loc}/respond/calls")
-    for i, spec in enumerate(calls):
-        cloc = f"{loc}/respond/calls/{i}"
-        ctx.obj(spec, cloc, _CALL_KEYS)
-        ctx.typed(spec.get("name"), str, f"{cloc}/name")
-        if "arguments" in spec and "raw" in spec:
-            raise ctx.fail(cloc, "give 'arguments' (an object) or 'raw' (exact text), not both")
-        if "arguments" in spec:
-            ctx.typed(spec["arguments"], dict, f"{cloc}/arguments")
-            canonical_bytes(spec["arguments"])
-        if "raw" in spec:
-            ctx.typed(spec["raw"], str, f"{cloc}/raw")
-        if "id" in spec:
-            ctx.typed(spec["id"], str, f"{cloc}/id")
+    stream_only = [
+        _check_call(ctx, spec, f"{loc}/respond/calls/{i}", protocol, expect.get("stream"))
+        for i, spec in enumerate(calls)
+    ]
+    if any(stream_only) and "stream" not in expect:
+        expect = {**expect, "stream": True}  # a JSON body could not carry that text
     if "reasoning" in respond:
         reasoning = ctx.obj(
             respond["reasoning"], f"{loc}/respond/reasoning", {"summary", "signature"}
@@ -305,19 +330,61 @@ def _parse_turn(ctx: _Ctx, turn: Any, loc: str) -> ScriptTurn:
             ctx.typed(reasoning.get(key, ""), str, f"{loc}/respond/reasoning/{key}")
     if "status" in respond:
         ctx.typed(respond["status"], str, f"{loc}/respond/status")
+        if protocol == "openai_responses" and respond["status"] not in OPENAI_STATUSES:
+            raise ctx.fail(
+                f"{loc}/respond/status",
+                f"an OpenAI status is one of {', '.join(OPENAI_STATUSES)} (the mock serves no "
+                "background-mode response: queued, in_progress and cancelled are not rendered)",
+            )
     if "usage" in respond:
-        for key, value in ctx.obj(respond["usage"], f"{loc}/respond/usage").items():
-            ctx.typed(value, int, f"{loc}/respond/usage/{key}")
+        usage = ctx.obj(respond["usage"], f"{loc}/respond/usage", _USAGE_KEYS)
+        for key, value in usage.items():
+            ctx.bounded(value, f"{loc}/respond/usage/{key}", 0, MAX_TOKENS)
     _check_chunking(ctx, respond.get("chunking", "whole"), f"{loc}/respond/chunking")
     if respond.get("interleave", "sequential") not in ("sequential", "round_robin"):
         raise ctx.fail(f"{loc}/respond/interleave", "interleave is 'sequential' or 'round_robin'")
     if "disconnect_after" in respond:
-        ctx.typed(respond["disconnect_after"], int, f"{loc}/respond/disconnect_after")
+        ctx.bounded(respond["disconnect_after"], f"{loc}/respond/disconnect_after", 0, 2**63)
     # Their meaning is checked by the fault layer when an app is created for the script.
     for key in ("fault", "pacing"):
         if key in respond:
             ctx.obj(respond[key], f"{loc}/respond/{key}")
     return ScriptTurn(protocol=protocol, expect=expect, respond=respond, location=loc)
+
+
+def _check_call(ctx: _Ctx, spec: Any, loc: str, protocol: str, stream: Any) -> bool:
+    """Validate one call; True if it can only be streamed (raw text that is no object)."""
+    ctx.obj(spec, loc, _CALL_KEYS)
+    ctx.typed(spec.get("name"), str, f"{loc}/name")
+    if "arguments" in spec and "raw" in spec:
+        raise ctx.fail(loc, "give 'arguments' (an object) or 'raw' (exact text), not both")
+    if "arguments" in spec:
+        ctx.typed(spec["arguments"], dict, f"{loc}/arguments")
+        try:
+            canonical_bytes(spec["arguments"])
+        except (CallgateError, ValueError) as exc:  # ValueError: ints too long for text
+            raise ctx.fail(f"{loc}/arguments", f"not a JSON value: {exc}") from None
+    stream_only = False
+    if "raw" in spec:
+        ctx.typed(spec["raw"], str, f"{loc}/raw")
+        stream_only = protocol in _OBJECT_ARGUMENTS and not _object_text(spec["raw"])
+        if stream_only and stream is False:
+            raise ctx.fail(
+                f"{loc}/raw",
+                "raw text that is not a JSON object can only be streamed: a non-streamed "
+                f"{protocol} call carries its arguments as an object (expect.stream is false)",
+            )
+    if "id" in spec:
+        ctx.typed(spec["id"], str, f"{loc}/id")
+    return stream_only
+
+
+def _object_text(text: str) -> bool:
+    """Whether ``text`` is empty (rendered as ``{}``) or the JSON text of an object."""
+    try:
+        return not text or isinstance(loads_strict(text), dict)
+    except CallgateError:
+        return False
 
 
 def _check_chunking(ctx: _Ctx, plan: Any, loc: str) -> None:
@@ -330,6 +397,6 @@ def _check_chunking(ctx: _Ctx, plan: Any, loc: str) -> None:
     if isinstance(plan, dict) and set(plan) == {"random"} and isinstance(plan["random"], dict):
         spec = plan["random"]
         ints = set(spec) == {"seed", "max"} and all(type(v) is int for v in spec.values())
-        if ints and spec["max"] > 0:
+        if ints and spec["max"] > 0 and abs(spec["seed"]) < MAX_SEED:
             return
     raise ctx.fail(loc, "chunking is 'whole', 'char', {'fixed': n} or {'random': {'seed', 'max'}}")

@@ -3,21 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import socket
 import threading
 import time
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import Any
 
 import uvicorn
 
 from .._errors import UsageError
-from ._app import create_app
-from ._journal import Journal
+from ._app import MAX_BODY_BYTES, create_app, host_is_loopback
+from ._journal import MAX_ENTRIES, MAX_PER_TEST, Journal
 from ._script import Script
-from ._state import Mismatch, MockState
+from ._state import MAX_SESSIONS, Mismatch, MockState
 
 __all__ = ["MockServer", "serve_forever"]
 
@@ -30,17 +32,41 @@ class MockServer:
     ``azure_openai_base_url``, ``anthropic_base_url`` (``Anthropic(base_url=...)``) and
     ``gemini_base_url`` (``http_options={"base_url": ..., "api_version": "v1"}``).
     Raises :class:`UsageError` when started twice or when the server cannot bind.
+
+    Bounds (keywords): ``max_body_bytes`` per request body (HTTP 413 over it),
+    ``journal_max_entries`` / ``journal_max_per_test`` (oldest entries dropped and counted),
+    ``max_sessions`` (least recently used test id forgotten). Requests must name a loopback
+    ``Host``, the bound address or one of ``allowed_hosts`` (else HTTP 403); binding a
+    non-loopback address warns. :meth:`reset` forgets everything or one test id.
     """
 
-    def __init__(self, script: Script, *, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self,
+        script: Script,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        max_body_bytes: int = MAX_BODY_BYTES,
+        journal_max_entries: int = MAX_ENTRIES,
+        journal_max_per_test: int = MAX_PER_TEST,
+        max_sessions: int = MAX_SESSIONS,
+        allowed_hosts: Iterable[str] = (),
+    ) -> None:
         self.script = script
-        self.state = MockState(script)
-        self.app = create_app(script, state=self.state)
+        journal = Journal(max_entries=journal_max_entries, max_per_test=journal_max_per_test)
+        self.state = MockState(script, journal=journal, max_sessions=max_sessions)
+        self.app = create_app(
+            script,
+            state=self.state,
+            max_body_bytes=max_body_bytes,
+            allowed_hosts=[host, *allowed_hosts],
+        )
         self._host = host
         self._port = port
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -56,6 +82,7 @@ class MockServer:
 
         def run() -> None:
             with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+                self._loop = runner.get_loop()
                 runner.run(server.serve(sockets=[sock]))
 
         self._thread = threading.Thread(target=run, name="callgate-mock", daemon=True)
@@ -69,15 +96,27 @@ class MockServer:
         return self
 
     def stop(self) -> None:
+        """Stop serving: open responses get a short grace period, then the ones still
+        running (a paced or held stream) are cancelled; the server thread is joined."""
         server, thread = self._server, self._thread
         self.state.closing.set()
         if server is not None:
             server.should_exit = True
         if thread is not None:
+            thread.join(timeout=_GRACE_S)
+            loop = self._loop
+            if server is not None and loop is not None and thread.is_alive():
+                # A paced stream may sleep for long: cancel the requests still running
+                # (their streams end, their journal entries close, uvicorn closes them).
+                with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                    loop.call_soon_threadsafe(_cancel_requests, server)
+                thread.join(timeout=_GRACE_S)
+            if server is not None and thread.is_alive():
+                server.force_exit = True
             thread.join(timeout=10)
         if self._socket is not None:
             self._socket.close()
-        self._server = self._thread = self._socket = None
+        self._server = self._thread = self._socket = self._loop = None
 
     def __enter__(self) -> MockServer:
         return self.start()
@@ -123,9 +162,15 @@ class MockServer:
 
     # -- what happened --------------------------------------------------------------------
 
+    def reset(self, test_id: str | None = None) -> None:
+        """Forget every session (cursors, stored objects, runtime faults), mismatch and
+        journal entry, or only those of ``test_id``; also ``POST /_callgate/reset``."""
+        self.state.reset(test_id)
+
     @property
     def journal(self) -> Journal:
-        """Every request received and what was answered (credentials redacted)."""
+        """The requests received and what was answered (credentials redacted), newest
+        10,000 by default (see :class:`Journal`)."""
         return self.state.journal
 
     @property
@@ -152,15 +197,33 @@ def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     return factory
 
 
+_GRACE_S = 0.4
+
+
+def _cancel_requests(server: uvicorn.Server) -> None:
+    for task in list(server.server_state.tasks):
+        task.cancel()
+
+
 def _bind(host: str, port: int) -> socket.socket:
+    if not host_is_loopback(host):
+        warnings.warn(
+            f"callgate mock: binding {host}, which is not a loopback address: other machines "
+            "can reach the mock and read its journal",
+            UserWarning,
+            stacklevel=3,
+        )
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
         sock.listen(2048)
+    except OverflowError as exc:
+        sock.close()
+        raise UsageError(f"cannot bind {host}:{port}: the port must be 0-65535") from exc
     except OSError as exc:
         sock.close()
-        raise UsageError(f"cannot bind {host}:{port}: {exc.strerror}") from exc
+        raise UsageError(f"cannot bind {host}:{port}: {exc.strerror or exc}") from exc
     return sock
 
 
@@ -170,16 +233,17 @@ def serve_forever(
     host: str = "127.0.0.1",
     port: int = 0,
     on_ready: Callable[[MockServer], None] | None = None,
+    **bounds: Any,
 ) -> None:
     """Serve ``script`` in the foreground until interrupted: the standalone server of
     ``callgate serve``. The socket is listening before ``on_ready`` is called.
 
     Tuned for a long-lived process of its own: uvloop/httptools when installed, and the
-    cyclic garbage collector run less often (every request keeps its journal entry, so
+    cyclic garbage collector run less often (the journal keeps up to 10,000 entries, so
     frequent full collections would slow a long run down). Raises :class:`UsageError` if
-    the address cannot be bound.
+    the address cannot be bound. Other keywords are :class:`MockServer`'s bounds.
     """
-    mock = MockServer(script, host=host, port=port)
+    mock = MockServer(script, host=host, port=port, **bounds)
     sock = _bind(host, port)
     mock._socket = sock
     config = uvicorn.Config(

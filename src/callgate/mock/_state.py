@@ -1,14 +1,20 @@
-"""What a running mock remembers: sessions, cursors, served turns, mismatches, journal.
+"""What a running mock remembers: sessions, cursors, mismatches, journal — all bounded.
 
 A *session* is everything one test sees: its own cursor over each scripted
 conversation, its own stored responses/interactions and its own runtime faults. The
 session is chosen by the ``x-callgate-test-id`` header (default ``"default"``), so
 concurrent tests can share one server without cross-talk; the conversation inside it
 by ``x-callgate-conversation`` (default ``"default"``).
+
+Memory stays bounded over long runs: at most ``max_sessions`` sessions are kept (the
+least recently used one is forgotten first; a forgotten test id starts afresh), the
+newest 1,000 mismatches, and the journal's own caps. :meth:`MockState.reset` forgets
+everything or one test id.
 """
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import threading
 from typing import Any
@@ -31,6 +37,8 @@ __all__ = [
 
 TEST_ID_HEADER = "x-callgate-test-id"
 _MAX_RENDERED = 4096
+MAX_SESSIONS = 1024
+_MAX_MISMATCHES = 1000
 CONVERSATION_HEADER = "x-callgate-conversation"
 
 
@@ -77,12 +85,14 @@ class Session:
 class MockState:
     """Everything the app remembers. Thread-safe: one lock guards all sessions."""
 
-    def __init__(self, script: Script) -> None:
+    def __init__(
+        self, script: Script, *, journal: Journal | None = None, max_sessions: int = MAX_SESSIONS
+    ) -> None:
         self.script = script
-        self.journal = Journal()
-        self.mismatches: list[Mismatch] = []
-        self.served: list[Served] = []
-        self._sessions: dict[str, Session] = {}
+        self.journal = journal if journal is not None else Journal()
+        self.mismatches: collections.deque[Mismatch] = collections.deque(maxlen=_MAX_MISMATCHES)
+        self.max_sessions = max_sessions
+        self._sessions: collections.OrderedDict[str, Session] = collections.OrderedDict()
         self.lock = threading.RLock()
         self._rendered: dict[tuple[str, int, bool, str | None], Rendered] = {}
         # Set when the server shuts down, so streams held open on purpose can end.
@@ -93,7 +103,35 @@ class MockState:
             found = self._sessions.get(test_id)
             if found is None:
                 found = self._sessions[test_id] = Session(test_id, self.script)
+                if len(self._sessions) > self.max_sessions:
+                    self._sessions.popitem(last=False)
+            else:
+                self._sessions.move_to_end(test_id)
             return found
+
+    def reset(self, test_id: str | None = None) -> None:
+        """Forget every session, mismatch and journal entry, or those of one test id: its
+        cursors restart at turn 0 and its stored objects and runtime faults are gone."""
+        with self.lock:
+            if test_id is None:
+                self._sessions.clear()
+                self.mismatches.clear()
+            else:
+                self._sessions.pop(test_id, None)
+                kept = [m for m in self.mismatches if m.test_id != test_id]
+                self.mismatches.clear()
+                self.mismatches.extend(kept)
+            self.journal.clear(test_id)
+
+    def served_turns(self, test_id: str | None = None) -> list[Served]:
+        """The turns served so far, in order, in one session or in every kept session."""
+        with self.lock:
+            sessions = (
+                list(self._sessions.values())
+                if test_id is None
+                else [s for s in (self._sessions.get(test_id),) if s is not None]
+            )
+            return [r.served for s in sessions for r in s.store.records.values()]
 
     def remaining(self, test_id: str = "default") -> dict[str, int]:
         """Turns not yet consumed, per conversation, for one session."""
@@ -155,7 +193,6 @@ class MockState:
             served = Served(session.test_id, conversation, conv.cursor, turn, rendered, body)
             conv.cursor += 1
             conv.previous = rendered
-            self.served.append(served)
             return served
 
     def _render(

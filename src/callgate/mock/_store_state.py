@@ -45,6 +45,9 @@ class Record:
     cancelled: bool = False  # Gemini: POST .../cancel while requires_action
     final: dict[str, Any] | None = None  # cached complete object (non-streaming shape)
     full: Rendered | None = None  # cached complete stream (Gemini resume)
+    # The events a stream fault let through (e.g. a truncation's cut arguments), when they
+    # differ from the rendered turn: what replayed items are compared against.
+    sent: tuple[dict[str, Any], ...] | None = None
 
     @property
     def calls(self) -> tuple[tuple[str, str], ...]:
@@ -64,6 +67,7 @@ class SessionStore:
         self.call_owner: dict[str, str] = {}  # call id -> record id
         # OpenAI: output item id -> the item as emitted; reasoning id -> the item after it.
         self.items: dict[str, dict[str, Any]] = {}
+        self.item_owner: dict[str, str] = {}  # output item id -> the record that emitted it
         self.followers: dict[str, dict[str, Any] | None] = {}
         # Anthropic: (signature, thinking) pairs emitted; tool_use id -> whether the message
         # that emitted it started with a thinking block.
@@ -76,6 +80,14 @@ class SessionStore:
         for call_id, _ in record.calls:
             self.call_owner[call_id] = record.id
         self._pending.append(record)
+
+    def note_sent(self, record_id: str, events: tuple[dict[str, Any], ...]) -> None:
+        """Record that a stream fault changed what ``record_id``'s client received."""
+        record = self.records.get(record_id)
+        if record is not None:
+            record.sent = events
+            if all(r is not record for r in self._pending):  # indexed: index what was sent
+                self._pending.append(record)
 
     def get(self, protocol: str, record_id: Any) -> Record | None:
         """The record of ``protocol`` with this id (deleted or unstored ones included)."""
@@ -100,23 +112,24 @@ class SessionStore:
         pending, self._pending = self._pending, []
         for record in pending:
             if record.protocol == "openai_responses":
-                self._index_openai(record.served.rendered)
+                self._index_openai(record)
             elif record.protocol == "anthropic_messages":
-                self._index_anthropic(record.served.rendered)
+                self._index_anthropic(record)
 
-    def _index_openai(self, rendered: Rendered) -> None:
-        items = openai_emitted_items(rendered)
+    def _index_openai(self, record: Record) -> None:
+        items = openai_emitted_items(_received(record))
         for position, item in enumerate(items):
             item_id = item.get("id")
             if not isinstance(item_id, str):
                 continue
             self.items[item_id] = item
+            self.item_owner[item_id] = record.id
             if item.get("type") == "reasoning":
                 following = items[position + 1] if position + 1 < len(items) else None
                 self.followers[item_id] = following
 
-    def _index_anthropic(self, rendered: Rendered) -> None:
-        blocks = anthropic_emitted_blocks(rendered)
+    def _index_anthropic(self, record: Record) -> None:
+        blocks = anthropic_emitted_blocks(_received(record))
         starts_with_thinking = bool(blocks) and blocks[0].get("type") in _THINKING
         for block in blocks:
             if block.get("type") == "thinking":
@@ -126,6 +139,14 @@ class SessionStore:
 
 
 # -- what was emitted, read back from a rendered turn -------------------------------------
+
+
+def _received(record: Record) -> Rendered:
+    """The rendered turn as its client received it (after any stream fault)."""
+    rendered = record.served.rendered
+    if record.sent is None:
+        return rendered
+    return dataclasses.replace(rendered, events=record.sent, sse=b"", frames=())
 
 
 def openai_emitted_items(rendered: Rendered) -> list[dict[str, Any]]:

@@ -7,6 +7,8 @@ any other request. The names, per provider:
 
 OpenAI Responses (``previous_response_id`` / replayed ``input`` items)
     ``openai_previous_response_found``  the previous id names a stored response
+    ``openai_item_reference_found``     an ``item_reference`` names an output item of a
+                                        stored response (404 otherwise)
     ``openai_output_has_call``          every ``function_call_output`` answers a call of the
                                         referenced chain or of an earlier replayed item
     ``openai_call_has_output``          every call of the previous response, and every
@@ -26,6 +28,8 @@ Gemini Interactions (``previous_interaction_id`` / ``input`` steps)
     ``gemini_previous_interaction_found``   the previous id names an interaction (404)
     ``gemini_previous_interaction_stored``  ... created with ``store`` on (400)
     ``gemini_previous_interaction_active``  ... that was not cancelled (400)
+    ``gemini_result_is_step``           no ``function_result`` nested in ``user_input``
+                                        content (v1 admits only media/text content there)
     ``gemini_result_has_call``          every ``function_result`` answers a known call
     ``gemini_call_has_result``          every pending call gets a ``function_result``
 
@@ -48,6 +52,7 @@ __all__ = ["CHECKS", "check", "check_script", "enabled"]
 
 CHECKS: tuple[str, ...] = (
     "openai_previous_response_found",
+    "openai_item_reference_found",
     "openai_output_has_call",
     "openai_call_has_output",
     "openai_reasoning_has_next_item",
@@ -60,6 +65,7 @@ CHECKS: tuple[str, ...] = (
     "gemini_previous_interaction_found",
     "gemini_previous_interaction_stored",
     "gemini_previous_interaction_active",
+    "gemini_result_is_step",
     "gemini_result_has_call",
     "gemini_call_has_result",
 )

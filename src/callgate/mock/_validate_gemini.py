@@ -4,7 +4,12 @@ The calls a request may answer are those of the chain its ``previous_interaction
 names (that interaction and the ones it continued) and the ``function_call`` steps
 replayed earlier in ``input``. The calls it must answer are the pending calls of the
 previous interaction (unless it was cancelled) and every replayed ``function_call``
-(later in ``input``). In order: ``gemini_result_has_call``, then ``gemini_call_has_result``.
+(later in ``input``). In order: ``gemini_result_is_step``, ``gemini_result_has_call``, then
+``gemini_call_has_result``.
+
+``gemini_result_is_step`` refuses a ``function_result`` nested in a ``user_input`` step's
+``content``: both SDK generations type that content as text, image, audio, document or
+video only (``UserInputStepParam.content: List[ContentParam]``), and a result is a step.
 """
 
 from __future__ import annotations
@@ -30,9 +35,29 @@ def _kind(step: Any) -> Any:
     return step.get("type") if isinstance(step, dict) else None
 
 
+def nested_results(steps: list[Any]) -> list[str]:
+    """Where ``function_result`` content sits in ``user_input`` steps: ``input[n].content[k]``."""
+    found = []
+    for n, step in enumerate(steps):
+        content = step.get("content") if _kind(step) == "user_input" else None
+        for k, part in enumerate(content if isinstance(content, list) else ()):
+            if _kind(part) == "function_result":
+                found.append(f"input[{n}].content[{k}]")
+    return found
+
+
 def check_gemini(store: SessionStore, body: dict[str, Any], on: Collection[str]) -> Reply | None:
     """The first problem the enabled checks find, as Google's 400; ``None`` if none."""
     steps = _steps(body)
+    nested = nested_results(steps)
+    if nested and "gemini_result_is_step" in on:
+        return gemini_error(
+            400,
+            f"{nested[0]}: a function_result is not user_input content; in Interactions v1 "
+            "user_input content is text, image, audio, document or video. Send the result as "
+            'a step of its own in input: {"type": "function_result", "call_id", "result"}.',
+            "INVALID_ARGUMENT",
+        )
     previous_id = body.get("previous_interaction_id")
     previous = store.get(_PROTOCOL, previous_id)
     known: set[Any] = set()
@@ -64,7 +89,13 @@ def check_gemini(store: SessionStore, body: dict[str, Any], on: Collection[str])
                 return gemini_error(
                     400,
                     f"function_call {call_id!r} ({name}) of interaction {previous_id!r} has no "
-                    "function_result in input; every pending call must be answered.",
+                    "function_result in input; every pending call must be answered."
+                    + (
+                        f" (The function_result at {nested[0]} is user_input content, not a "
+                        "step: v1 does not admit it there.)"
+                        if nested
+                        else ""
+                    ),
                     "INVALID_ARGUMENT",
                 )
         for position, step in enumerate(steps):

@@ -1,8 +1,13 @@
 """OpenAI Responses: is this continuation one the real API would accept?
 
 The context of a request is the chain its ``previous_response_id`` names (that response
-and the ones it continued) plus the items replayed in ``input``. The checks, in order:
+and the ones it continued) plus the items replayed in ``input``. An ``item_reference``
+input item (``{"type": "item_reference", "id"}``; ``type`` is optional) stands for the
+stored output item with that id and is replaced by it before the checks run. The checks,
+in order:
 
+0. ``openai_item_reference_found``: a reference must name an output item of a stored,
+   undeleted response of this session (else OpenAI's 404).
 1. ``openai_replay_matches_emitted``: an input item carrying the id of an item this
    session's mock emitted must equal it in what the model produced (a call's ``call_id``,
    ``name`` and ``arguments``; a message's role and text; a reasoning item's summary and
@@ -33,6 +38,42 @@ _PROTOCOL = "openai_responses"
 def _items(body: dict[str, Any]) -> list[Any]:
     value = body.get("input")
     return value if isinstance(value, list) else []
+
+
+def _is_reference(item: Any) -> bool:
+    """``{"type": "item_reference", "id"}`` or ``{"id"}`` (the reference's ``type`` is
+    optional)."""
+    if not isinstance(item, dict):
+        return False
+    return item.get("type") == "item_reference" or set(item) == {"id"}
+
+
+def _resolve(items: list[Any], store: SessionStore) -> tuple[list[Any], Any]:
+    """``items`` with every resolvable reference replaced by the stored item, and the id
+    of the first reference that names no stored item (``None`` if all resolve)."""
+    resolved: list[Any] = []
+    unknown: Any = None
+    for item in items:
+        found = None
+        if _is_reference(item):
+            item_id = item.get("id")
+            owner = store.item_owner.get(item_id) if isinstance(item_id, str) else None
+            if owner is not None and store.referable(_PROTOCOL, owner) is not None:
+                found = store.items[item_id]
+            elif unknown is None:
+                unknown = item_id
+        resolved.append(dict(found) if found is not None else item)
+    return resolved, unknown
+
+
+def _reference_problem(item_id: Any) -> Reply:
+    shown = item_id if isinstance(item_id, str) else repr(item_id)
+    return openai_error(
+        404,
+        f"Item with id '{shown}' not found. Items are not persisted when `store` is set to "
+        "false. Try again with `store` set to true, or remove this item from your input.",
+        param="input",
+    )
 
 
 def _texts(content: Any) -> list[str]:
@@ -73,6 +114,8 @@ def _changed_field(sent: dict[str, Any], emitted: dict[str, Any]) -> str | None:
 def _replay_problem(items: list[Any], store: SessionStore) -> Reply | None:
     for item in items:
         if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            continue
+        if _is_reference(item):  # left unresolved: openai_item_reference_found is off
             continue
         emitted = store.items.get(item["id"])
         if emitted is None:
@@ -178,10 +221,13 @@ def check_openai(store: SessionStore, body: dict[str, Any], on: Collection[str])
         previous_calls = [call_id for call_id, _ in previous.calls]
         for record in store.chain(previous):
             chain_calls.update(call_id for call_id, _ in record.calls)
-    if items and ("openai_replay_matches_emitted" in on or "openai_reasoning_has_next_item" in on):
-        store.index()
     problem = None
-    if "openai_replay_matches_emitted" in on:
+    if items:
+        store.index()
+        items, unknown = _resolve(items, store)
+        if unknown is not None and "openai_item_reference_found" in on:
+            problem = _reference_problem(unknown)
+    if problem is None and "openai_replay_matches_emitted" in on:
         problem = _replay_problem(items, store)
     if problem is None and "openai_reasoning_has_next_item" in on:
         problem = _reasoning_problem(items, store)

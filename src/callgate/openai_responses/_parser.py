@@ -44,7 +44,7 @@ class Parser(Handlers):
     """Incremental, sans-IO parser of one OpenAI Responses stream.
 
     Feed raw SSE bytes with :meth:`feed_bytes` (any chunking) or decoded wire objects with
-    :meth:`feed_event` (e.g. an SDK event's ``to_dict()``), then call :meth:`finish`.
+    :meth:`feed_event` (an SDK event's ``to_dict(mode="json")``), then call :meth:`finish`.
     ``baseline`` is a contract revision from :data:`callgate.contracts.REVISIONS`.
 
     Any :class:`~callgate.ProtocolError` leaves the parser failed: every later

@@ -1,0 +1,60 @@
+"""Stopping the server: in-flight paced streams do not keep it (or its thread) alive."""
+
+from __future__ import annotations
+
+import threading
+
+import httpx
+from conftest import AUTH
+
+from callgate.mock import MockServer, ScriptBuilder
+
+_PACED = {"first_byte_ms": 0, "event_delay_ms": 60_000, "flush": "per_event"}
+
+
+def _paced_script() -> object:
+    return (
+        ScriptBuilder(seed=1)
+        .turn("openai_responses", text="a long answer", chunking="char", pacing=_PACED)
+        .build()
+    )
+
+
+def test_stop_returns_and_leaves_no_thread_with_a_paced_stream_in_flight() -> None:
+    server = MockServer(_paced_script()).start()  # type: ignore[arg-type]
+    server_thread = server._thread
+    assert server_thread is not None
+    first_bytes = threading.Event()
+    outcome: list[object] = []
+
+    def client() -> None:
+        body = {"model": "m", "input": "x", "stream": True}
+        try:
+            with httpx.stream(
+                "POST",
+                f"{server.openai_base_url}/responses",
+                json=body,
+                headers=AUTH["openai_responses"],
+                timeout=30,
+            ) as response:
+                for chunk in response.iter_raw():
+                    if chunk:
+                        first_bytes.set()
+            outcome.append("ended")
+        except httpx.HTTPError as exc:  # the server went away mid-stream
+            outcome.append(exc)
+        finally:
+            first_bytes.set()
+
+    reader = threading.Thread(target=client, name="paced-client")
+    reader.start()
+    assert first_bytes.wait(timeout=10)
+    server.stop()
+    assert not server_thread.is_alive()
+    reader.join(timeout=5)
+    assert not reader.is_alive()
+    assert outcome  # the client saw the stream end (cut), it was not left hanging
+    assert not [t for t in threading.enumerate() if t.name == "callgate-mock"]
+    (entry,) = server.journal.entries()
+    assert entry.outcome == "matched"
+    assert entry.response.startswith("event: response.created")  # what was sent, journaled
