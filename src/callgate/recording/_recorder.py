@@ -18,13 +18,15 @@ import os
 import re
 import threading
 import time
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final
 
 from .._errors import ProtocolError, UsageError
 from .._json import loads_strict
-from ..contracts import CURRENT_REVISION, REVISIONS, get_baseline
+from ..contracts import CURRENT_REVISION, PROTOCOLS, REVISIONS, get_baseline
+from ._pseudo import Pseudonyms
 from ._redact import KEPT_REQUEST_HEADERS, KEPT_RESPONSE_HEADERS, keep_headers, redact_url
 from ._scan import SecretFoundError, SecretHit, scan
 
@@ -55,12 +57,19 @@ def protocol_of(path: str) -> str | None:
 
 
 class Recorder:
-    """Captures exchanges into ``directory`` as ``recorded`` fixtures, numbered in order."""
+    """Captures exchanges into ``directory`` as ``recorded`` fixtures, numbered in order.
 
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
+    ``pseudonymize=True`` replaces provider ids consistently across every file this
+    recorder writes (see :mod:`callgate.recording._pseudo`); the recording is then
+    byte-exact for the pseudonymised bytes.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str], *, pseudonymize: bool = False) -> None:
         if not isinstance(directory, str | os.PathLike):
             raise UsageError("Recorder directory must be str or os.PathLike")
         self.directory = Path(directory)
+        self.pseudonyms = Pseudonyms() if pseudonymize else None
+        self.skipped = 0  # requests to paths that belong to no protocol room
         self.directory.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         existing = [p.name.split("-", 1)[0] for p in self.directory.glob("*.json")]
@@ -70,8 +79,14 @@ class Recorder:
 
     def begin(
         self, method: str, url: str, headers: Iterable[tuple[str, str]], body: bytes
-    ) -> Capture:
-        """Start capturing one exchange (the request as it is sent)."""
+    ) -> Capture | None:
+        """Start capturing one exchange (the request as it is sent), or ``None`` when its
+        path belongs to no protocol room (a model list, a file upload): those pass through
+        unrecorded and are counted in :attr:`skipped`."""
+        if protocol_of(_url_path(url)) not in PROTOCOLS:
+            with self._lock:
+                self.skipped += 1
+            return None
         with self._lock:
             number = next(self._numbers)
         return Capture(self, number, method, url, list(headers), bytes(body))
@@ -107,13 +122,35 @@ class Capture:
         self._part = recorder.directory / f".{number:04d}.part"
         self._file = self._part.open("wb")
         self._done = False
+        self._decoder: Any = None
+        self._encoding = ""
 
     def response(self, status: int, headers: Iterable[tuple[str, str]]) -> None:
+        """The response status and headers. A gzip or deflate body is recorded decoded
+        (what the client's library hands the SDK); any other content coding is recorded as
+        sent and its ``content-encoding`` header kept."""
         self._status = status
         self._response_headers = list(headers)
+        codings = [
+            c.strip().lower()
+            for k, v in self._response_headers
+            if k.lower() == "content-encoding"
+            for c in v.split(",")
+        ]
+        codings = [c for c in codings if c and c != "identity"]
+        if codings and set(codings) <= {"gzip", "x-gzip", "deflate"} and len(codings) == 1:
+            self._decoder = zlib.decompressobj(wbits=47)  # gzip or zlib, by header
+        elif codings:
+            self._encoding = ", ".join(codings)
 
     def chunk(self, data: bytes) -> None:
         """Append response bytes as they pass (nothing is buffered in memory)."""
+        if data and self._decoder is not None:
+            try:
+                data = self._decoder.decompress(data)
+            except zlib.error:
+                self._decoder = None
+                self._encoding = "undecodable"
         if data:
             self._file.write(data)
             self._size += len(data)
@@ -131,6 +168,8 @@ class Capture:
         if self._done:
             return None
         self._done = True
+        if self._decoder is not None:
+            self.chunk(self._decoder.flush())
         self._file.close()
         try:
             if self._size == 0:
@@ -151,8 +190,13 @@ class Capture:
         url = redact_url(self._url)
         path = _url_path(url)
         protocol = protocol_of(path) or "unknown"
+        pseudonyms = self._recorder.pseudonyms
+        if pseudonyms is not None:
+            self._pseudonymize(pseudonyms)
         meta = self._metadata(url, path, protocol, complete)
         meta_bytes = json.dumps(meta, indent=2, ensure_ascii=False).encode() + b"\n"
+        if pseudonyms is not None:
+            meta_bytes = pseudonyms.apply(meta_bytes)
         hits = self._scan(meta_bytes)
         if hits:
             raise SecretFoundError(tuple(hits))
@@ -166,6 +210,25 @@ class Capture:
         self._recorder._written(target)
         return target
 
+    def _pseudonymize(self, pseudonyms: Pseudonyms) -> None:
+        """Learn this exchange's ids, then rewrite the request body and the response bytes
+        (line by line, so memory stays flat; a pseudonym has its id's length)."""
+        pseudonyms.learn(self._body)
+        pseudonyms.learn_values(
+            v.encode("ascii", "replace")
+            for k, v in self._response_headers
+            if k.lower() in ("request-id", "x-request-id")
+        )
+        with self._part.open("rb") as f:
+            for line in f:
+                pseudonyms.learn(line)
+        rewritten = self._part.with_suffix(".pseudo")
+        with self._part.open("rb") as src, rewritten.open("wb") as dst:
+            for line in src:
+                dst.write(pseudonyms.apply(line))
+        os.replace(rewritten, self._part)
+        self._body = pseudonyms.apply(self._body)
+
     def _scan(self, meta_bytes: bytes) -> list[SecretHit]:
         hits = scan("request body", self._body) + scan("metadata", meta_bytes)
         with self._part.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
@@ -175,6 +238,8 @@ class Capture:
     def _metadata(self, url: str, path: str, protocol: str, complete: bool) -> dict[str, Any]:
         kept_request = keep_headers(self._headers, KEPT_REQUEST_HEADERS)
         kept_response = keep_headers(self._response_headers, KEPT_RESPONSE_HEADERS)
+        if self._encoding:
+            kept_response.append(("content-encoding", self._encoding))
         request_body = _json_or_none(self._body)
         sdk = _sdk_of(self._headers)
         content_type = dict(kept_response).get("content-type", "")
@@ -205,7 +270,10 @@ class Capture:
         # The shape of what came back (keys and JSON types, not values): two recordings
         # with the same hash exercise the same fields, whatever the ids and texts.
         with self._part.open("rb") as f:
-            shape = sorted(_shape_lines(f))
+            streamed = self._size and "text/event-stream" in dict(
+                keep_headers(self._response_headers, frozenset({"content-type"}))
+            ).get("content-type", "")
+            shape = sorted(_shape_lines(f if streamed else [f.read()]))
         return hashlib.sha256("\n".join(shape).encode()).hexdigest()
 
 

@@ -37,9 +37,13 @@ def recording_transport(inner: Any, recorder: Recorder) -> Any:
     if not isinstance(recorder, Recorder):
         raise UsageError("recording_transport() needs a callgate.recording.Recorder")
     lib = _library_of(inner)
-    if isinstance(inner, lib.AsyncBaseTransport):
+    is_async = isinstance(inner, lib.AsyncBaseTransport)
+    is_sync = isinstance(inner, lib.BaseTransport)
+    if is_async and is_sync:  # e.g. MockTransport: keep both faces
+        return _dual_class(lib)(inner, recorder)
+    if is_async:
         return _async_class(lib)(inner, recorder)
-    if isinstance(inner, lib.BaseTransport):
+    if is_sync:
         return _sync_class(lib)(inner, recorder)
     raise UsageError(f"{type(inner).__name__} is not a {lib.__name__} transport")
 
@@ -76,6 +80,8 @@ def _sync_class(lib: ModuleType) -> type:
 
         def handle_request(self, request: Any) -> Any:
             capture = _begin(self.recorder, request, request.read())
+            if capture is None:
+                return self.inner.handle_request(request)
             try:
                 response = self.inner.handle_request(request)
             except BaseException:
@@ -126,6 +132,8 @@ def _async_class(lib: ModuleType) -> type:
 
         async def handle_async_request(self, request: Any) -> Any:
             capture = _begin(self.recorder, request, await request.aread())
+            if capture is None:
+                return await self.inner.handle_async_request(request)
             try:
                 response = await self.inner.handle_async_request(request)
             except BaseException:
@@ -147,5 +155,13 @@ def _async_class(lib: ModuleType) -> type:
     return RecordingTransport
 
 
-def _begin(recorder: Recorder, request: Any, body: bytes) -> Capture:
+def _dual_class(lib: ModuleType) -> type:
+    key = (lib.__name__ + "/dual", True)
+    if key not in _CLASSES:
+        bases = (_sync_class(lib), _async_class(lib))
+        _CLASSES[key] = type("RecordingTransport", bases, {})
+    return _CLASSES[key]
+
+
+def _begin(recorder: Recorder, request: Any, body: bytes) -> Capture | None:
     return recorder.begin(request.method, str(request.url), request.headers.multi_items(), body)
