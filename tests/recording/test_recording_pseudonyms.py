@@ -39,7 +39,7 @@ def _run_two_turns(server: MockServer, recorder: Recorder) -> list[str]:
     tools = [{"type": "function", "name": "get_weather", "parameters": {}}]
     with _client(server, recorder) as client:
         first = client.responses.create(model="m", input="weather?", stream=True, tools=tools)
-        done = next(e for e in first if e.type == "response.completed").response
+        done = next(e for e in list(first) if e.type == "response.completed").response
         call_id = done.output[0].call_id
         second = client.responses.create(
             model="m",
