@@ -77,8 +77,15 @@ def proxy_app(routes: list[tuple[str, str]], recorder: Any) -> Any:
         return None
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "lifespan":
-            return
+        if scope["type"] == "lifespan":  # close the upstream connections on shutdown
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await client.aclose()
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
         request = Request(scope, receive)
         url = target(scope["path"])
         if url is None:
