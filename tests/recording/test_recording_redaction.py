@@ -89,3 +89,16 @@ def test_opaque_protocol_fields_and_ordinary_traffic_are_not_secrets() -> None:
     )
     assert scan("response", clean) == []
     check_no_secrets({"response": clean})
+
+
+def test_large_inputs_are_scanned_in_windows_without_missing_a_secret_on_the_seam() -> None:
+    from callgate.recording import _scan
+
+    secret = PLANTED["openai-key"]
+    for at in (_scan._WINDOW - 10, _scan._WINDOW * 3 + 5):
+        data = b"x" * at + secret + b" " + b"y" * (_scan._WINDOW * 4)
+        hits = [h for h in scan("response bytes", data) if h.rule == "openai-key"]
+        assert [h.offset for h in hits] == [at]
+    header = b"z" * (_scan._WINDOW - 4) + b'"session_token": "q8Zr2Lx9Wm4Tn7Vb1Kc6Hy3Jd5Fg0Ps"'
+    hits = scan("metadata", header + b"." * _scan._WINDOW * 2)
+    assert [h.rule for h in hits] == ["high-entropy-credential"]

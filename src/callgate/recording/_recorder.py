@@ -9,6 +9,7 @@ with a scanner hit writes nothing and raises :class:`SecretFoundError`.
 
 from __future__ import annotations
 
+import array
 import datetime
 import hashlib
 import itertools
@@ -19,7 +20,7 @@ import re
 import threading
 import time
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -40,7 +41,8 @@ _SDK_AGENTS: Final = (
 _GEMINI_MODEL: Final = re.compile(r"/models/([^/:]+):")
 _GEMINI_VERSION: Final = re.compile(r"/(v1(?:beta|alpha)?)/")
 # Timing is kept per chunk up to this many entries, then coarsened pairwise.
-_MAX_TIMING_ENTRIES: Final = 4096
+# (Two flat arrays, not a list of pairs: ~16 bytes an entry.)
+_MAX_TIMING_ENTRIES: Final = 1024
 
 
 def protocol_of(path: str) -> str | None:
@@ -117,7 +119,8 @@ class Capture:
         self._started = time.monotonic()
         self._status = 0
         self._response_headers: list[tuple[str, str]] = []
-        self._chunks: list[list[float]] = []
+        self._sizes = array.array("q")
+        self._times = array.array("d")
         self._size = 0
         self._part = recorder.directory / f".{number:04d}.part"
         self._file = self._part.open("wb")
@@ -155,9 +158,10 @@ class Capture:
             self._file.write(data)
             self._size += len(data)
             elapsed = round((time.monotonic() - self._started) * 1000, 3)
-            self._chunks.append([len(data), elapsed])
-            if len(self._chunks) > _MAX_TIMING_ENTRIES:
-                self._chunks = _coarsen(self._chunks)
+            self._sizes.append(len(data))
+            self._times.append(elapsed)
+            if len(self._sizes) > _MAX_TIMING_ENTRIES:
+                self._sizes, self._times = _coarsen(self._sizes, self._times)
 
     def finish(self, *, complete: bool = True) -> Path | None:
         """Scan and write the fixture; returns the ``.json`` path (``None`` if nothing came).
@@ -194,7 +198,7 @@ class Capture:
         if pseudonyms is not None:
             self._pseudonymize(pseudonyms)
         meta = self._metadata(url, path, protocol, complete)
-        meta_bytes = json.dumps(meta, indent=2, ensure_ascii=False).encode() + b"\n"
+        meta_bytes = _dump_meta(meta)
         if pseudonyms is not None:
             meta_bytes = pseudonyms.apply(meta_bytes)
         hits = self._scan(meta_bytes)
@@ -257,7 +261,7 @@ class Capture:
                 "streamed": "text/event-stream" in content_type,
                 "complete": complete,
                 "bytes": self._size,
-                "chunks": self._chunks,
+                "chunks": [[n, t] for n, t in zip(self._sizes, self._times, strict=True)],
             },
             "sdk": sdk,
             "model": _model_of(path, request_body),
@@ -273,17 +277,36 @@ class Capture:
             streamed = self._size and "text/event-stream" in dict(
                 keep_headers(self._response_headers, frozenset({"content-type"}))
             ).get("content-type", "")
-            shape = sorted(_shape_lines(f if streamed else [f.read()]))
+            shape = sorted(_shape_lines(_data_lines(f) if streamed else [f.read().strip()]))
         return hashlib.sha256("\n".join(shape).encode()).hexdigest()
 
 
-def _coarsen(chunks: list[list[float]]) -> list[list[float]]:
+_CHUNKS_SLOT: Final = "\u0000callgate-chunks\u0000"
+
+
+def _dump_meta(meta: dict[str, Any]) -> bytes:
+    """The metadata, indented, with the (long) chunk timing list on one line: ``indent``
+    makes ``json`` use its pure-Python encoder, which cost more than the rest of finish."""
+    response = meta["recording"]["response"]
+    chunks, response["chunks"] = response["chunks"], _CHUNKS_SLOT
+    text = json.dumps(meta, indent=2, ensure_ascii=False)
+    compact = json.dumps(chunks, separators=(",", ":"))
+    response["chunks"] = chunks
+    return text.replace(json.dumps(_CHUNKS_SLOT), compact, 1).encode() + b"\n"
+
+
+def _coarsen(
+    sizes: array.array[int], times: array.array[float]
+) -> tuple[array.array[int], array.array[float]]:
     """Merge neighbouring timing entries pairwise (sizes add, the later time is kept), so
-    the timing list stays bounded however many chunks a stream has."""
-    merged = [[a[0] + b[0], b[1]] for a, b in zip(chunks[::2], chunks[1::2], strict=False)]
-    if len(chunks) % 2:
-        merged.append(chunks[-1])
-    return merged
+    the timing stays bounded however many chunks a stream has."""
+    odd = len(sizes) % 2
+    merged = array.array("q", (a + b for a, b in zip(sizes[::2], sizes[1::2], strict=False)))
+    later = array.array("d", times[1::2])
+    if odd:
+        merged.append(sizes[-1])
+        later.append(times[-1])
+    return merged, later
 
 
 def _fixture_meta(
@@ -363,14 +386,48 @@ def _json_or_none(body: bytes) -> Any:
         return {"callgate_unparsed_body_bytes": len(body)}
 
 
+# A line's values blanked out (strings that are not keys -> "", numbers -> 0): lines with
+# the same skeleton have the same shape, so each skeleton is parsed and walked once (a
+# stream is mostly deltas of one shape).
+_STRING_VALUE: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"(?!\s*:)')
+_NUMBER: Final = re.compile(rb"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+
+
+_DATA_LINE: Final = re.compile(rb"^data:[ \t]*(\{[^\r\n]*)", re.MULTILINE)
+
+
+def _data_lines(f: Any) -> Iterator[bytes]:
+    """The ``data:`` payloads of an SSE file that start a JSON object, read a block at a
+    time (one regex pass per block instead of a Python step per line)."""
+    tail = b""
+    while True:
+        block = f.read(1 << 18)
+        if not block:
+            break
+        block = tail + block
+        cut = block.rfind(b"\n") + 1
+        tail = block[cut:]
+        for m in _DATA_LINE.finditer(block, 0, cut):
+            yield m.group(1).rstrip()
+    if tail:
+        yield from (m.group(1).rstrip() for m in _DATA_LINE.finditer(tail))
+
+
 def _shape_lines(data: Iterable[bytes]) -> set[str]:
     lines: set[str] = set()
-    for raw in data:
-        text = raw.strip()
-        if text.startswith(b"data:"):
-            text = text[5:].strip()
+    skeletons: set[bytes] = set()
+    seen: set[bytes] = set()
+    for text in data:
         if not text.startswith(b"{"):
             continue
+        undigited = text.translate(None, b"0123456789")  # cheap first: counters differ
+        if undigited in seen:
+            continue
+        seen.add(undigited)
+        skeleton = _NUMBER.sub(b"0", _STRING_VALUE.sub(b'""', text))
+        if skeleton in skeletons:
+            continue
+        skeletons.add(skeleton)
         try:
             _walk_shape(loads_strict(text), "", lines)
         except ProtocolError:
