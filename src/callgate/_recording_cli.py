@@ -123,16 +123,29 @@ def proxy_app(routes: list[tuple[str, str]], recorder: Any) -> Any:
 def _record(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from .mock._server import _bind
     from .recording import Recorder
 
+    if not 0 <= args.port <= 65535:
+        print(f"callgate: --port must be 0-65535, got {args.port}", file=sys.stderr)
+        return 2
     routes = parse_upstreams(args.upstream)
     recorder = Recorder(args.out, pseudonymize=args.pseudonymize)
-    app = proxy_app(routes, recorder)
-    print(f"callgate record: http://{args.host}:{args.port} -> recordings in {args.out}")
+    sock = _bind(args.host, args.port)  # port 0: the real one is printed
+    host, port = sock.getsockname()[:2]
+    print(f"callgate record: http://{host}:{port} -> recordings in {args.out}")
     for prefix, url in routes:
         print(f"  {prefix or '/'}  ->  {url}")
     sys.stdout.flush()
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
+    config = uvicorn.Config(
+        proxy_app(routes, recorder), log_level="warning", access_log=False, lifespan="on"
+    )
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sock.close()
     return 0
 
 
@@ -210,7 +223,7 @@ def register(sub: Any, *, serve: argparse.ArgumentParser, check: argparse.Argume
         required=True,
         help="URL, or PREFIX=URL (repeat: /openai=..., /anthropic=...)",
     )
-    record.add_argument("--port", type=int, default=8787)
+    record.add_argument("--port", type=int, default=8787, help="0 picks a free port")
     record.add_argument("--host", default="127.0.0.1")
     record.add_argument("--out", required=True, help="directory for the recordings")
     record.add_argument("--pseudonymize", action="store_true", help="replace provider ids")
