@@ -61,7 +61,7 @@ def proxy_app(routes: list[tuple[str, str]], recorder: Any) -> Any:
     from starlette.requests import Request
     from starlette.responses import JSONResponse, Response, StreamingResponse
 
-    from .recording import recording_transport
+    from .recording import SecretFoundError, recording_transport
 
     client = httpx.AsyncClient(
         transport=recording_transport(httpx.AsyncHTTPTransport(), recorder),
@@ -110,6 +110,8 @@ def proxy_app(routes: list[tuple[str, str]], recorder: Any) -> Any:
             try:
                 async for chunk in reply.aiter_raw():
                     yield chunk
+            except SecretFoundError as exc:  # every byte was sent; only the file is refused
+                print(f"callgate record: not recorded: {exc}", file=sys.stderr)
             finally:
                 await reply.aclose()
 

@@ -150,6 +150,10 @@ def test_check_drift_exits_non_zero_on_an_event_type_the_parser_refuses(
     data = sse.read_bytes()
     cut = data.index(b"event: response.output_item.added")
     sse.write_bytes(data[:cut] + planted + data[cut:])
+    meta_path = sse.with_suffix(".json")
+    meta = json.loads(meta_path.read_text())
+    meta["recording"]["response"]["chunks"].append([len(planted), 0.0])  # keep sizes honest
+    meta_path.write_text(json.dumps(meta))
     assert main(["check", "--drift", str(tmp_path)]) == 1
     out = capsys.readouterr().out
     assert "DRIFT" in out

@@ -118,3 +118,25 @@ def test_from_recordings_refuses_a_folder_without_recordings(tmp_path: Path) -> 
 
     with pytest.raises(CallgateError):
         MockServer.from_recordings(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "chunks", [[["3", 1.0]], [[3]], [[-1, 0.5]], [[3, "soon"]], "all", [[1, 0.0]]]
+)
+def test_a_recording_with_bad_or_inconsistent_chunk_timing_is_a_contract_error(
+    tmp_path: Path, chunks: object
+) -> None:
+    import json
+
+    from callgate import ContractError
+    from callgate.contracts import load_fixture
+
+    directory = _record(tmp_path)
+    meta_path = directory / "0001-openai_responses.json"
+    meta = json.loads(meta_path.read_text())
+    meta["recording"]["response"]["chunks"] = chunks
+    meta_path.write_text(json.dumps(meta))
+    with pytest.raises(ContractError, match="chunks"):
+        load_fixture(meta_path)
+    with pytest.raises(ContractError):
+        MockServer.from_recordings(directory)

@@ -332,6 +332,8 @@ def load_fixture(path: str | os.PathLike[str], *, allow_local_source_urls: bool 
         _decode_lines(data, path_sse)
     elif layer == "json-body":
         _decode_body(data, path_sse)
+    elif recording is not None:
+        _check_chunk_total(recording, data, path_json)
 
     return Fixture(
         name=name,
@@ -381,7 +383,28 @@ def _check_recording(meta: dict[str, Any], layer: str, path: Path) -> dict[str, 
             for h in headers
         ):
             raise ContractError(f"{path}: recording.{where}.headers must be [name, value] pairs")
+    chunks = response.get("chunks", [])
+    if type(chunks) is not list or any(
+        type(c) is not list
+        or len(c) != 2
+        or type(c[0]) is not int
+        or c[0] < 0
+        or type(c[1]) not in (int, float)
+        or c[1] < 0
+        for c in chunks
+    ):
+        raise ContractError(f"{path}: recording.response.chunks must be [bytes, ms] pairs")
     return recording
+
+
+def _check_chunk_total(recording: dict[str, Any], data: bytes, path: Path) -> None:
+    """The chunk sizes of a recording add up to its bytes (when it has timing at all)."""
+    chunks = recording["response"].get("chunks", [])
+    if chunks and sum(c[0] for c in chunks) != len(data):
+        raise ContractError(
+            f"{path}: recording.response.chunks add up to {sum(c[0] for c in chunks)} bytes, "
+            f"the .sse file has {len(data)}"
+        )
 
 
 def load_fixtures(

@@ -85,13 +85,20 @@ class Recorder:
         """Start capturing one exchange (the request as it is sent), or ``None`` when its
         path belongs to no protocol room (a model list, a file upload): those pass through
         unrecorded and are counted in :attr:`skipped`."""
-        if protocol_of(_url_path(url)) not in PROTOCOLS:
-            with self._lock:
-                self.skipped += 1
+        if not self.wants(url):
             return None
         with self._lock:
             number = next(self._numbers)
         return Capture(self, number, method, url, list(headers), bytes(body))
+
+    def wants(self, url: str) -> bool:
+        """Whether a request to ``url`` is recorded (its path belongs to a protocol room);
+        a ``False`` answer is counted in :attr:`skipped`."""
+        if protocol_of(_url_path(url)) in PROTOCOLS:
+            return True
+        with self._lock:
+            self.skipped += 1
+        return False
 
     def _written(self, path: Path) -> None:
         with self._lock:

@@ -79,6 +79,8 @@ def _sync_class(lib: ModuleType) -> type:
             self.recorder = recorder
 
         def handle_request(self, request: Any) -> Any:
+            if not self.recorder.wants(str(request.url)):  # passes through unread
+                return self.inner.handle_request(request)
             capture = _begin(self.recorder, request, request.read())
             if capture is None:
                 return self.inner.handle_request(request)
@@ -131,6 +133,8 @@ def _async_class(lib: ModuleType) -> type:
             self.recorder = recorder
 
         async def handle_async_request(self, request: Any) -> Any:
+            if not self.recorder.wants(str(request.url)):  # passes through unread
+                return await self.inner.handle_async_request(request)
             capture = _begin(self.recorder, request, await request.aread())
             if capture is None:
                 return await self.inner.handle_async_request(request)
