@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from ._errors import UsageError
+from ._errors import CallgateError, UsageError
 
 __all__ = ["parse_upstreams", "proxy_app", "register"]
 
@@ -185,11 +185,96 @@ def _check_drift(args: argparse.Namespace, fallback: Callable[..., int]) -> int:
     from .recording._drift import check_directory
 
     report = check_directory(Path(args.drift))
+    if not args.no_mock:
+        compare_with_mock(report)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
     else:
         print(report.text())
     return 1 if report.affects_gate else 0
+
+
+# What the mock needs to render "the same turn": one request per protocol, and its route.
+_MOCK_REQUESTS: dict[str, tuple[str, dict[str, str], Callable[[list[str]], dict[str, Any]]]] = {
+    "openai_responses": ("openai/v1/responses", {"authorization": "Bearer drift"},
+        lambda names: {"model": "m", "input": "drift", "stream": True,
+                       "tools": [{"type": "function", "name": n, "parameters": {}}
+                                 for n in names]}),
+    "anthropic_messages": ("anthropic/v1/messages",
+        {"x-api-key": "drift", "anthropic-version": "2023-06-01"},
+        lambda names: {"model": "m", "max_tokens": 1024, "stream": True,
+                       "messages": [{"role": "user", "content": "drift"}],
+                       "tools": [{"name": n, "input_schema": {"type": "object"}}
+                                 for n in names]}),
+    "gemini_interactions": ("gemini/v1/interactions", {"x-goog-api-key": "drift"},
+        lambda names: {"model": "m", "input": "drift", "stream": True,
+                       "tools": [{"type": "function", "name": n} for n in names]}),
+}  # fmt: skip
+
+
+def _turn_text(turn: Any) -> str:
+    text = getattr(turn, "text", None)
+    if isinstance(text, str):
+        return text
+    parts = [b.get("text", "") for b in getattr(turn, "content", ()) if b.get("type") == "text"]
+    for step in getattr(turn, "steps", ()):
+        parts += [c.get("text", "") for c in step.get("content", ()) or () if isinstance(c, dict)]
+    return "".join(p for p in parts if isinstance(p, str))
+
+
+def compare_with_mock(report: Any) -> None:
+    """Add, per streamed recording the current gate accepts, what the recording carries
+    that the mock's rendering of the same turn (its text and calls) does not: wire types
+    it never renders and fields its objects lack. Informational: never fails the check."""
+    try:
+        import httpx
+
+        from .mock import MockServer, ScriptBuilder
+    except ImportError:  # the server extra is not installed: nothing cheap to compare with
+        return
+    from ._protocols import room
+    from .contracts import load_fixture
+    from .recording._drift import inventory, inventory_of
+    from .sse import SSEDecoder
+
+    builder, todo = ScriptBuilder(), []
+    for index, drift in enumerate(report.files):
+        fixture = load_fixture(drift.path, allow_local_source_urls=True)
+        if not fixture.streamed or drift.protocol not in _MOCK_REQUESTS:
+            continue
+        try:
+            turn = room(drift.protocol).parse_stream(fixture.data)
+        except CallgateError:  # a refused turn is reported already
+            continue
+        calls = [{"name": c.name, "arguments": c.arguments} for c in turn.calls]
+        respond: dict[str, Any] = {"calls": calls} if calls else {"text": _turn_text(turn) or "ok"}
+        builder.turn(drift.protocol, conversation=str(index), **respond)
+        todo.append((index, drift, fixture, [c["name"] for c in calls]))
+    if not todo:
+        return
+    with MockServer(builder.build()) as server, httpx.Client(timeout=30) as client:
+        for index, drift, fixture, names in todo:
+            path, headers, body = _MOCK_REQUESTS[drift.protocol]
+            headers = {**headers, "x-callgate-conversation": str(index)}
+            reply = client.post(f"{server.url}/{path}", json=body(names), headers=headers)
+            events = SSEDecoder().feed(reply.content)
+            objects = [json.loads(e.data) for e in events if e.data.startswith("{")]
+            rendered = inventory_of(drift.protocol, objects)[0]
+            drift.findings["mock"] = _mock_notes(inventory(fixture)[0], rendered)
+
+
+def _mock_notes(recorded: list[Any], rendered: list[Any]) -> list[str]:
+    mock_fields: dict[tuple[str, str], set[str]] = {}
+    for label, wire, obj in rendered:
+        mock_fields.setdefault((label, wire), set()).update(obj)
+    notes = set()
+    for label, wire, obj in recorded:
+        fields = mock_fields.get((label, wire))
+        if fields is None:
+            notes.add(f"the mock renders no {label} of type {wire!r}")
+        elif set(obj) - fields:
+            notes.add(f"the mock's {wire!r} lacks {', '.join(sorted(set(obj) - fields))}")
+    return sorted(notes)
 
 
 def _drift_sdk(args: argparse.Namespace) -> int:
@@ -242,6 +327,9 @@ def register(sub: Any, *, serve: argparse.ArgumentParser, check: argparse.Argume
     _optional(check, "stream", "protocol")
     check.add_argument("--drift", metavar="DIR", help="drift-check every recording in DIR")
     check.add_argument("--json", action="store_true", help="with --drift: JSON report")
+    check.add_argument(
+        "--no-mock", action="store_true", help="with --drift: skip the comparison with the mock"
+    )
     check.set_defaults(func=lambda a: _check_drift(a, check_func))
 
     drift = sub.add_parser("drift", help="diff what the baselines depend on")

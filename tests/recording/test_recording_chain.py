@@ -180,3 +180,33 @@ def test_upstreams_parse_as_one_url_or_prefixed_routes() -> None:
         parse_upstreams(["openai=http://h"])
     with pytest.raises(UsageError):
         parse_upstreams(["/openai=ftp://h"])
+
+
+def test_check_drift_names_what_the_mock_does_not_render_for_the_same_turn(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    recorder = Recorder(tmp_path)
+    script = ScriptBuilder(seed=4).turn("anthropic_messages", text="Hi there.").build()
+    with MockServer(script) as upstream:
+        transport = recording_transport(httpx.HTTPTransport(), recorder)
+        with httpx.Client(transport=transport) as client:
+            client.post(
+                f"{upstream.anthropic_base_url}/v1/messages",
+                headers={"x-api-key": "k", "anthropic-version": "2023-06-01"},
+                json={"model": "m", "max_tokens": 64, "stream": True,
+                      "messages": [{"role": "user", "content": "hi"}]},
+            )  # fmt: skip
+    sse = tmp_path / "0001-anthropic_messages.sse"
+    block = b'"type":"text","text":""'
+    data = sse.read_bytes().replace(block, block + b',"citations":null', 1)
+    sse.write_bytes(data)
+    meta_path = sse.with_suffix(".json")
+    meta = json.loads(meta_path.read_text())
+    meta["recording"]["response"]["chunks"] = [[len(data), 1.0]]
+    meta_path.write_text(json.dumps(meta))
+    assert main(["check", "--drift", str(tmp_path)]) == 0  # informational only
+    out = capsys.readouterr().out
+    assert "against the mock's rendering of the same turn" in out
+    assert "the mock's 'text' lacks citations" in out
+    assert main(["check", "--drift", str(tmp_path), "--no-mock"]) == 0
+    assert "lacks citations" not in capsys.readouterr().out

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.resources
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ from .._errors import CallgateError, ContractError, TruncatedStreamError
 from .._protocols import PROTOCOLS, room
 from ..contracts import CURRENT_REVISION, REVISIONS, Fixture, get_baseline, load_fixtures
 
-__all__ = ["DriftReport", "FileDrift", "check_directory", "inventory"]
+__all__ = ["DriftReport", "FileDrift", "check_directory", "inventory", "inventory_of"]
 
 Triple = tuple[str, str, dict[str, Any]]  # (union label, wire type, the object)
 
@@ -113,10 +113,17 @@ def _objects(fixture: Fixture) -> Iterator[dict[str, Any]]:
 
 def inventory(fixture: Fixture) -> tuple[list[Triple], list[tuple[str, str]]]:
     """The typed objects and the enum values a recording carries."""
-    probe = _PROBES[fixture.api_family]
+    return inventory_of(fixture.api_family, _objects(fixture))
+
+
+def inventory_of(
+    protocol: str, objects: Iterable[dict[str, Any]]
+) -> tuple[list[Triple], list[tuple[str, str]]]:
+    """The typed objects and enum values among ``objects`` (events, or one body)."""
+    probe = _PROBES[protocol]
     triples: list[Triple] = []
     values: list[tuple[str, str]] = []
-    for obj in _objects(fixture):
+    for obj in objects:
         found, seen = probe(obj)
         triples += found
         values += [(label, v) for label, v in seen if type(v) is str]
@@ -187,6 +194,9 @@ class DriftReport:
             for revision, verdict in f.verdicts.items():
                 lines.append(f"      {revision}: {verdict}")
                 lines += [f"        - {n}" for n in f.findings.get(revision, [])]
+            if f.findings.get("mock"):
+                lines.append("      against the mock's rendering of the same turn:")
+                lines += [f"        - {n}" for n in f.findings["mock"]]
         lines += [f"ERROR {r}" for r in self.refused]
         gate = "affects the gate" if self.affects_gate else "nothing that affects the gate"
         lines.append(f"{len(self.files)} recording(s) checked: {gate}")
