@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import array
 import datetime
-import hashlib
 import itertools
 import json
 import mmap
@@ -20,7 +19,7 @@ import re
 import threading
 import time
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final
 
@@ -30,6 +29,7 @@ from ..contracts import CURRENT_REVISION, PROTOCOLS, REVISIONS, get_baseline
 from ._pseudo import Pseudonyms
 from ._redact import KEPT_REQUEST_HEADERS, KEPT_RESPONSE_HEADERS, keep_headers, redact_url
 from ._scan import SecretFoundError, SecretHit, scan
+from ._shape import schema_hash
 
 __all__ = ["Capture", "Recorder", "protocol_of"]
 
@@ -280,12 +280,11 @@ class Capture:
     def _schema_hash(self) -> str:
         # The shape of what came back (keys and JSON types, not values): two recordings
         # with the same hash exercise the same fields, whatever the ids and texts.
+        streamed = "text/event-stream" in dict(
+            keep_headers(self._response_headers, frozenset({"content-type"}))
+        ).get("content-type", "")
         with self._part.open("rb") as f:
-            streamed = self._size and "text/event-stream" in dict(
-                keep_headers(self._response_headers, frozenset({"content-type"}))
-            ).get("content-type", "")
-            shape = sorted(_shape_lines(_data_lines(f) if streamed else [f.read().strip()]))
-        return hashlib.sha256("\n".join(shape).encode()).hexdigest()
+            return schema_hash(f, streamed=streamed)
 
 
 _CHUNKS_SLOT: Final = "\u0000callgate-chunks\u0000"
@@ -391,65 +390,3 @@ def _json_or_none(body: bytes) -> Any:
         return loads_strict(body)
     except ProtocolError:
         return {"callgate_unparsed_body_bytes": len(body)}
-
-
-# A line's values blanked out (strings that are not keys -> "", numbers -> 0): lines with
-# the same skeleton have the same shape, so each skeleton is parsed and walked once (a
-# stream is mostly deltas of one shape).
-_STRING_VALUE: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"(?!\s*:)')
-_NUMBER: Final = re.compile(rb"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
-
-
-_DATA_LINE: Final = re.compile(rb"^data:[ \t]*(\{[^\r\n]*)", re.MULTILINE)
-
-
-def _data_lines(f: Any) -> Iterator[bytes]:
-    """The ``data:`` payloads of an SSE file that start a JSON object, read a block at a
-    time (one regex pass per block instead of a Python step per line)."""
-    tail = b""
-    while True:
-        block = f.read(1 << 18)
-        if not block:
-            break
-        block = tail + block
-        cut = block.rfind(b"\n") + 1
-        tail = block[cut:]
-        for m in _DATA_LINE.finditer(block, 0, cut):
-            yield m.group(1).rstrip()
-    if tail:
-        yield from (m.group(1).rstrip() for m in _DATA_LINE.finditer(tail))
-
-
-def _shape_lines(data: Iterable[bytes]) -> set[str]:
-    lines: set[str] = set()
-    skeletons: set[bytes] = set()
-    seen: set[bytes] = set()
-    for text in data:
-        if not text.startswith(b"{"):
-            continue
-        undigited = text.translate(None, b"0123456789")  # cheap first: counters differ
-        if undigited in seen:
-            continue
-        seen.add(undigited)
-        skeleton = _NUMBER.sub(b"0", _STRING_VALUE.sub(b'""', text))
-        if skeleton in skeletons:
-            continue
-        skeletons.add(skeleton)
-        try:
-            _walk_shape(loads_strict(text), "", lines)
-        except ProtocolError:
-            lines.add("<not json>")
-    return lines
-
-
-def _walk_shape(value: Any, where: str, out: set[str]) -> None:
-    if type(value) is dict:
-        out.add(f"{where}:object")
-        for key, item in value.items():
-            _walk_shape(item, f"{where}.{key}", out)
-    elif type(value) is list:
-        out.add(f"{where}:array")
-        for item in value:
-            _walk_shape(item, f"{where}[]", out)
-    else:
-        out.add(f"{where}:{type(value).__name__}")
