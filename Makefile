@@ -10,7 +10,7 @@ RSTAMP := $(VENV)/.installed-run
 BASE   := .venv-baseline
 BSTAMP := $(BASE)/.installed-baseline
 
-.PHONY: test lint typecheck demo clean test-baseline fuzz
+.PHONY: test lint typecheck demo clean test-baseline fuzz crash-matrix
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -60,6 +60,10 @@ CALLGATE_FUZZ_SEED ?= $(shell date +%s)
 fuzz: $(STAMP)
 	CALLGATE_FUZZ_SECONDS=$(CALLGATE_FUZZ_SECONDS) CALLGATE_FUZZ_SEED=$(CALLGATE_FUZZ_SEED) \
 	  $(BIN)/python -m pytest tests/fuzz -q -s -p no:cacheprovider
+
+# The ledger's crash matrix in full: every fault point x effect class x store.
+crash-matrix: $(STAMP)
+	CALLGATE_CRASH_MATRIX=full $(BIN)/python -m pytest tests/ledger/test_ledger_crash.py
 
 demo: $(RSTAMP)
 	$(BIN)/callgate demo

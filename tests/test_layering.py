@@ -16,7 +16,7 @@ PROVIDERS = {
     "gemini_generate_content",
 }
 # Layers that sit on top of the core and may use the optional extras.
-UPPER = {"mock", "ledger", "loop", "cli", "_demo", "pytest_plugin", "_recording_cli"}
+UPPER = {"mock", "ledger", "loop", "cli", "_ledger_cli", "_recording_cli", "_demo", "pytest_plugin"}
 
 
 def _modules() -> list[Path]:
@@ -86,5 +86,25 @@ def test_kernel_never_imports_a_provider() -> None:
         for name in _imports(path):
             parts = name.split(".")
             assert not (parts[0] == "callgate" and len(parts) > 1 and parts[1] in PROVIDERS), (
+                f"{path} imports {name}"
+            )
+
+
+# The ledger is kernel only: it never imports a protocol room, the mock or the loop, and
+# outside the standard library only psycopg (imported lazily, for postgresql:// URLs).
+LEDGER_KERNEL = {"_errors", "_digest", "_json", "_limits", "_results", "ledger"}
+
+
+@pytest.mark.parametrize(
+    "path", sorted((SRC / "ledger").rglob("*.py")), ids=lambda p: str(p.relative_to(SRC))
+)
+def test_ledger_imports_only_the_kernel(path: Path) -> None:
+    for name in _imports(path):
+        parts = name.split(".")
+        if parts[0] == "callgate":
+            assert len(parts) > 1, f"{path} imports the callgate package root"
+            assert parts[1] in LEDGER_KERNEL, f"{path} imports {name}"
+        else:
+            assert parts[0] in sys.stdlib_module_names | {"__future__", "psycopg"}, (
                 f"{path} imports {name}"
             )

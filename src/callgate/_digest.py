@@ -4,8 +4,9 @@ The canonical form, precisely (so another implementation can reproduce it):
 
 - Values are JSON values only: ``dict`` with ``str`` keys, ``list`` or ``tuple`` (both
   arrays), ``str``, ``int``, ``float``, ``bool``, ``None``. Anything else, a non-``str``
-  key, a non-finite float, a string holding a lone surrogate, or nesting deeper than
-  ``max_depth`` raises :class:`UsageError` (nothing is coerced).
+  key, a non-finite float, a string holding a lone surrogate, an integer of more than
+  4,300 decimal digits, or nesting deeper than ``max_depth`` raises :class:`UsageError`
+  (nothing is coerced).
 - Object members are sorted by key, comparing keys as sequences of Unicode code points.
 - No insignificant whitespace: separators are exactly ``,`` and ``:``.
 - Strings are written as UTF-8 with only the escapes JSON requires: ``\\"``, ``\\\\``, the
@@ -37,6 +38,11 @@ _ENCODER = json.JSONEncoder(
     check_circular=False,
 )
 _MAX_DEPTH = 512
+# Python's default int-to-str bound, fixed here so the canonical form does not depend on
+# the interpreter's setting (sys.set_int_max_str_digits) and never fails with a bare
+# ValueError while writing.
+_MAX_INT_DIGITS = 4300
+_INT_BOUND = 10**_MAX_INT_DIGITS
 
 
 def _validate(obj: Any, max_depth: int) -> None:
@@ -68,7 +74,12 @@ def _validate(obj: Any, max_depth: int) -> None:
         elif kind is float:
             if not math.isfinite(value):
                 raise UsageError(f"non-finite number {value!r} cannot be canonical")
-        elif kind is int or kind is bool or value is None:
+        elif kind is int:
+            if not -_INT_BOUND < value < _INT_BOUND:
+                raise UsageError(
+                    f"integer of more than {_MAX_INT_DIGITS} digits cannot be canonical"
+                )
+        elif kind is bool or value is None:
             pass
         else:
             raise UsageError(f"{kind.__name__} is not a JSON value")
@@ -80,7 +91,10 @@ def canonical_bytes(obj: Any, *, max_depth: int = _MAX_DEPTH) -> bytes:
     Raises :class:`UsageError` if ``obj`` is not a JSON value as described there.
     """
     _validate(obj, max_depth)
-    return _ENCODER.encode(obj).encode("utf-8")
+    try:
+        return _ENCODER.encode(obj).encode("utf-8")
+    except ValueError as exc:  # an int past a lower sys.set_int_max_str_digits bound
+        raise UsageError(f"value cannot be written canonically: {exc}") from None
 
 
 def canonical_digest(obj: Any, *, max_depth: int = _MAX_DEPTH) -> str:

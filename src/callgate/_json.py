@@ -6,17 +6,19 @@ or raw), a BOM, invalid or overlong UTF-8, trailing data, empty input. Size, dep
 string length and integer length are bounded by :class:`callgate.Limits` and checked
 without recursion, so a 200,000-deep array bomb is a :class:`LimitExceededError`.
 
-The decoding itself is the standard library's C scanner with hooks; the extra checks
-are guarded by cheap fast paths (``str.count``, ``in``), so typical small events pay a
-few percent over ``json.loads``.
+The decoding itself is the standard library's C scanner with hooks. The extra checks
+are guarded by cheap fast paths (``str.count``, ``in``) and, when they run, are a few
+linear C passes (``bytes.replace``/``split``/``translate``, one encode of the value), so
+their cost is linear in the input for any input, hostile ones included.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
-from itertools import accumulate
+from collections.abc import Callable, Iterator
+from itertools import accumulate, compress, repeat
+from operator import add, lshift, methodcaller, sub
 from typing import Any, NoReturn, cast
 
 from ._digest import canonical_bytes
@@ -25,14 +27,16 @@ from ._limits import DEFAULT_LIMITS, Limits
 
 __all__ = ["json_copy", "loads_strict"]
 
-# One string literal, as written (unrolled loop: linear, no catastrophic backtracking).
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_BRACKET = re.compile(r"[\[\]{}]")
-_DEPTH_STEP = str.maketrans({"[": "\x01", "{": "\x01", "]": "\x02", "}": "\x02"})
-# A backslash escape; `\\` is consumed whole so `\\ud800` is not mistaken for an escape.
-_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL)
+# The pre-scan reads UTF-8 bytes: `"`, `\\`, brackets and hex digits are single bytes
+# there and never part of a multi-byte sequence, so offsets found in them are exact.
+_INERT = b"\x7f\x7f"
+_PAREN = bytes.maketrans(b"[{]}", b"(())")
+_NOT_BRACKET = bytes(sorted(set(range(256)) - set(b"[]{}")))
+_HEX_CLASS = bytes.maketrans(b"0123456789abABcefCEFdD", b"x" * 8 + b"h" * 6 + b"l" * 6 + b"dd")
+_COUNT_OPEN = methodcaller("count", b"(")
+_HIGH, _LOW = b"\\udh", b"\\udl"  # a surrogate escape as seen through _HEX_CLASS
+_LONE_SURROGATE = re.compile(rb"\\udh..(?!\\udl)|\\udl(?<!\\udh..\\udl)", re.DOTALL)
 _SURROGATE_HINT = re.compile(r"\\u[dD][89a-fA-F]")
-_INT_RUN = re.compile(r"-?[0-9]+")
 
 
 def _fail(message: str, pos: int | None = None) -> NoReturn:
@@ -91,6 +95,7 @@ def _make_decoder(limits: Limits) -> json.JSONDecoder:
 
 _INF = float("inf")
 _WS = " \t\n\r"
+_ENCODE = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
 _Scanner = Callable[[str, int], tuple[Any, int]]
 _SCANNERS: dict[Limits, _Scanner] = {}
 
@@ -105,59 +110,130 @@ def _scanner_for(limits: Limits) -> _Scanner:
     return scanner
 
 
-def _check_depth(text: str, limits: Limits) -> None:
-    bound = limits.max_json_depth
-    # Fast path: fewer openers than the bound cannot nest deeper than it.
-    if text.count("[") + text.count("{") <= bound:
+def _neutral(raw: bytes) -> bytes:
+    """``raw`` with every ``\\\\`` and ``\\"`` pair overwritten by two inert bytes.
+
+    ``bytes.replace`` pairs backslashes left to right, as a JSON string does, so in the
+    result every ``"`` delimits a string and every ``\\`` starts an escape. Offsets are
+    unchanged. Two linear C passes; this is what keeps the whole pre-scan linear.
+    """
+    return raw.replace(b"\\\\", _INERT).replace(b'\\"', _INERT)
+
+
+def _max_depth(outside: bytes) -> int:
+    """Deepest nesting in ``outside`` (the text between strings): the highest running
+    count of openers minus closers. A depth of 0 reads as 1.
+
+    One C pass deletes every adjacent opener-closer pair; that lowers a depth of 1 or
+    more by exactly one (the closer appended lets a final opener pair too). The rest is
+    cut at its valleys ``)(`` into mountains ``(^a )^b`` and the highest peak is summed
+    with C iterators, so the cost is per mountain left, never per bracket in Python.
+    """
+    steps = outside.translate(_PAREN, _NOT_BRACKET) + b")"
+    mountains = steps.replace(b"()", b"").split(b")(")
+    ups: list[int] = list(map(_COUNT_OPEN, mountains))
+    # Depth before mountain i; a valley's ")" and "(" are cut away, so they cancel.
+    starts = accumulate(map(sub, map(lshift, ups, repeat(1)), map(len, mountains)), initial=0)
+    peaks: Iterator[int] = map(add, starts, ups)
+    return 1 + max(0, max(peaks, default=0))
+
+
+def _long_strings(raw: bytes, parts: list[bytes], bound: int) -> tuple[int, int] | None:
+    """(offset, decoded length) of the first string literal longer than ``bound``.
+
+    ``parts`` is the neutral text split at its quotes, so the odd parts are the written
+    contents of the strings (the last one unterminated if the quotes are odd). Only a
+    content written longer than ``bound`` can decode longer; those few are decoded.
+    """
+    lengths = list(map(len, parts))
+    if max(lengths[1::2], default=0) <= bound:
+        return None
+    before = list(accumulate(lengths))
+    # An unterminated last string is left to the real decode, which reports it.
+    last = len(parts) - 1 if len(parts) % 2 else len(parts) - 2
+    for k in compress(range(1, last + 1, 2), map(bound.__lt__, lengths[1::2])):
+        start = before[k - 1] + k - 1  # the opening quote
+        try:
+            decoded: str = json.loads(raw[start : start + lengths[k] + 2])
+        except ValueError:
+            continue  # malformed; the real decode reports it with its position
+        if len(decoded) > bound:
+            return start, len(decoded)
+    return None
+
+
+def _quote_free_block(neutral: bytes, bound: int) -> bool:
+    """False if no string of ``neutral`` can be written longer than ``bound``.
+
+    Such a string holds a quote-free run of ``bound + 1`` bytes, which covers one of the
+    aligned blocks of ``(bound + 2) // 2`` bytes; with the default bounds that is at most
+    four C ``find`` calls, each ending at the first quote, instead of a split into parts.
+    """
+    block = (bound + 2) // 2
+    if len(neutral) > 64 * block:
+        return True  # small bound: the split is the cheaper test
+    return any(neutral.find(b'"', at, at + block) < 0 for at in range(0, len(neutral), block))
+
+
+def _check_surrogates(value: Any, raw: bytes, from_str: bool) -> None:
+    """Refuse a decoded value that holds a surrogate code point.
+
+    Only a lone surrogate escape can leave one (raw surrogates fail UTF-8 first), so one
+    C-speed encode of the whole value finds it. Only then is the first lone escape looked
+    up, in one regex pass over the escapes as seen through ``_HEX_CLASS``.
+    """
+    try:
+        _ENCODE(value).encode("utf-8")
+    except UnicodeEncodeError:
+        view = _neutral(raw).translate(_HEX_CLASS).replace(b"\\udd", _LOW)
+        match = _LONE_SURROGATE.search(view)
+        if match is None:  # pragma: no cover - an escape the decoder read otherwise
+            _fail("lone surrogate escape")
+        kind = "high" if match[0].startswith(_HIGH) else "low"
+        _fail(f"lone {kind} surrogate escape", _offset(raw, match.start(), from_str))
+
+
+def _prescan(text: str, raw: bytes | None, limits: Limits, from_str: bool) -> None:
+    """Nesting depth and string length, before the C decoder runs.
+
+    Each check runs only when a cheap test on ``text`` says it could fail. Then the text
+    is read once left to right as :func:`_neutral` leaves it, split at its quotes: a few
+    linear C passes over the UTF-8 bytes whatever the input (no regex that can restart).
+    """
+    depth_bound, string_bound = limits.max_json_depth, limits.max_json_string_chars
+    deep = len(text) > depth_bound and text.count("[") + text.count("{") > depth_bound
+    long = len(text) > string_bound + 2
+    if not (deep or long):
         return
-    stripped = _STRING.sub("", text) if '"' in text else text
-    steps = "".join(_BRACKET.findall(stripped)).translate(_DEPTH_STEP)
-    depth = max(accumulate(1 if c == "\x01" else -1 for c in steps), default=0)
-    if depth > bound:
+    if raw is None:
+        raw = text.encode("utf-8")
+    neutral = _neutral(raw)
+    long = long and _quote_free_block(neutral, string_bound)
+    if not (deep or long):
+        return
+    parts = neutral.split(b'"')
+    if deep:
+        depth = _max_depth(b"".join(parts[::2]))
+        if depth > depth_bound:
+            raise LimitExceededError(
+                "JSON nesting is too deep",
+                limit="max_json_depth",
+                bound=depth_bound,
+                observed=depth,
+            )
+    if long and (found := _long_strings(raw, parts, string_bound)) is not None:
         raise LimitExceededError(
-            "JSON nesting is too deep", limit="max_json_depth", bound=bound, observed=depth
+            "JSON string is too long",
+            limit="max_json_string_chars",
+            bound=string_bound,
+            observed=found[1],
+            byte_offset=_offset(raw, found[0], from_str),
         )
 
 
-def _check_strings(text: str, limits: Limits) -> None:
-    bound = limits.max_json_string_chars
-    if len(text) <= bound + 2:
-        return
-    for match in _STRING.finditer(text):
-        if match.end() - match.start() - 2 > bound:
-            # Written length is an upper bound of the decoded one: decode to be exact.
-            try:
-                decoded: str = json.loads(match.group())
-            except ValueError:
-                continue  # malformed; the real decode reports it with its position
-            if len(decoded) > bound:
-                raise LimitExceededError(
-                    "JSON string is too long",
-                    limit="max_json_string_chars",
-                    bound=bound,
-                    observed=len(decoded),
-                    byte_offset=match.start(),
-                )
-
-
-def _check_surrogate_escapes(text: str) -> None:
-    if _SURROGATE_HINT.search(text) is None:
-        return
-    pending_high: int | None = None  # end offset of an unpaired high surrogate escape
-    for match in _ESCAPE.finditer(text):
-        hexdigits = match.group(1)
-        unit = int(hexdigits, 16) if hexdigits else -1
-        if pending_high is not None:
-            if match.start() == pending_high and 0xDC00 <= unit <= 0xDFFF:
-                pending_high = None
-                continue
-            _fail("lone high surrogate escape", pending_high - 6)
-        if 0xD800 <= unit <= 0xDBFF:
-            pending_high = match.end()
-        elif 0xDC00 <= unit <= 0xDFFF:
-            _fail("lone low surrogate escape", match.start())
-    if pending_high is not None:
-        _fail("lone high surrogate escape", pending_high - 6)
+def _offset(raw: bytes, pos: int, from_str: bool) -> int:
+    """A byte offset of the pre-scan, as a character offset for ``str`` input."""
+    return len(raw[:pos].decode("utf-8")) if from_str else pos
 
 
 def loads_strict(
@@ -173,6 +249,8 @@ def loads_strict(
     :class:`UsageError` when ``data`` is neither bytes-like nor ``str``. Stateless: every
     call is independent.
     """
+    raw: bytes | None = None
+    from_str = isinstance(data, str)
     if isinstance(data, str):
         text = data
         if len(text) > limits.max_json_bytes:
@@ -186,10 +264,10 @@ def loads_strict(
             if text[0] == "\ufeff":
                 _fail("a byte order mark is not allowed", 0)
             try:
-                size = len(text.encode("utf-8"))
+                raw = text.encode("utf-8")
             except UnicodeEncodeError as exc:
                 _fail("lone surrogate in JSON text", exc.start)
-            if size > limits.max_json_bytes:
+            if (size := len(raw)) > limits.max_json_bytes:
                 raise LimitExceededError(
                     "JSON document is too large",
                     limit="max_json_bytes",
@@ -216,12 +294,7 @@ def loads_strict(
 
     if not text or text.isspace():
         _fail("empty JSON document", 0)
-    if len(text) > limits.max_json_depth:
-        _check_depth(text, limits)
-    if len(text) > limits.max_json_string_chars + 2:
-        _check_strings(text, limits)
-    if "\\u" in text:
-        _check_surrogate_escapes(text)
+    _prescan(text, raw, limits, from_str)
     start = 0 if text[0] not in _WS else len(text) - len(text.lstrip(_WS))
     try:
         value, end = _scanner_for(limits)(text, start)
@@ -238,6 +311,8 @@ def loads_strict(
         _fail(f"invalid JSON number: {exc}")
     if end != len(text) and text[end:].strip(_WS):
         _fail_at(data, text, "invalid JSON: Extra data", end)
+    if "\\u" in text and _SURROGATE_HINT.search(text) is not None:
+        _check_surrogates(value, text.encode("utf-8") if raw is None else raw, from_str)
     return value
 
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ._errors import CallgateError
+from ._ledger_cli import add_ledger_parser
 
 __all__ = ["main"]
 
@@ -77,6 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     check.add_argument("--baseline", default="2026-11", choices=["2026-07-21", "2026-11"])
     check.set_defaults(func=_check)
+    add_ledger_parser(sub)
     from ._recording_cli import register
 
     register(sub, serve=serve, check=check)  # record, drift, serve --recordings, check --drift

@@ -94,42 +94,6 @@ def _openai_error_beside_success(events: list[Event]) -> bool:
 
 KNOWN_BUGS: tuple[KnownBug, ...] = (
     KnownBug(
-        name="gemini bare TypeError when a delta's type is a list or object",
-        item="issue 10 A3",
-        protocol="gemini_interactions",
-        oracle="escape",
-        exc_type="TypeError",
-        message=r"^unhashable type: '(list|dict)'$",
-        where=r"^_parser\.py:_on_step_delta$",
-    ),
-    KnownBug(
-        name="bare ValueError for ints over 4,300 digits (canonical_bytes)",
-        item="issue 10 A3",
-        protocol="*",
-        oracle="escape",
-        exc_type="ValueError",
-        message=r"^Exceeds the limit \(4300 digits\) for integer string conversion",
-        where=r"^_digest\.py:canonical_bytes$",
-    ),
-    KnownBug(
-        name="anthropic feed_event: repr() of a deep content_block_delta index recurses",
-        item="NEW (found by this fuzzer; belongs with issue 10 A3)",
-        protocol="anthropic_messages",
-        oracle="escape",
-        exc_type="RecursionError",
-        message=r"^maximum recursion depth exceeded while getting the repr of an object$",
-        where=r"^_accumulator\.py:_on_block_delta$",
-    ),
-    KnownBug(
-        name="anthropic feed_event: repr() of a >4,300-digit content_block_delta index",
-        item="NEW (found by this fuzzer; belongs with issue 10 A3)",
-        protocol="anthropic_messages",
-        oracle="escape",
-        exc_type="ValueError",
-        message=r"^Exceeds the limit \(4300 digits\) for integer string conversion",
-        where=r"^_accumulator\.py:_on_block_delta$",
-    ),
-    KnownBug(
         name="openai releases calls beside a non-null 'error' (event top level or Response)",
         item="NEW (found by this fuzzer; not yet in issue 10)",
         protocol="openai_responses",

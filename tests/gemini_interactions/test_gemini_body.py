@@ -130,8 +130,8 @@ def test_body_from_bytes_and_strictness() -> None:
         parse_interaction(b'{"id":"b","id":"c","status":"completed"}', source="create")
     with pytest.raises(SchemaError):
         parse_interaction(b"[]", source="create")
-    with pytest.raises(SchemaError):
-        parse_interaction(body(id=""), source="create")
+    with pytest.raises(SchemaError):  # "" or absent means unstored; a non-string is drift
+        parse_interaction(body(id=1), source="create")
 
 
 def test_body_caller_dict_is_copied() -> None:

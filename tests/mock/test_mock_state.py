@@ -25,7 +25,7 @@ import pytest
 from google import genai
 from google.genai import _interactions_errors as genai_errors
 
-from callgate import ToolResult, TruncatedStreamError
+from callgate import ContinuationError, ToolResult, TruncatedStreamError
 from callgate import gemini_interactions as gi
 from callgate import openai_responses as oai
 from callgate.mock import TEST_ID_HEADER, MockServer, ScriptBuilder, call
@@ -456,12 +456,25 @@ def test_gemini_unknown_previous_interaction_is_404(gemini_server: MockServer) -
 def test_gemini_store_false_interaction_cannot_be_continued_or_read(
     gemini_server: MockServer,
 ) -> None:
+    headers = {**GEMINI_AUTH, CONVERSATION: "unstored"}
+    url = f"{gemini_server.gemini_base_url}/v1/interactions"
+    sent = httpx.post(url, json={**FIRST, "store": False, "stream": True}, headers=headers)
+    first = gi.parse_stream(sent.content)
+    assert first.interaction_id is None  # like the API: "id": "" when unstored
+    with pytest.raises(ContinuationError, match="build_stateless_continuation"):
+        _stateful(first, ANSWERS)
+    # Naming it anyway (its id is only in the mock's request-id header) is the API's 400.
+    hidden = sent.headers["request-id"]
+    results = [
+        {"type": "function_result", "call_id": c.call_id, "name": c.name, "result": ANSWERS[c.name]}
+        for c in first.calls
+    ]
+    request = {"model": MODEL, "tools": TOOLS_GEMINI, "store": True, "input": results}
     with _gemini(gemini_server, "unstored") as client:
-        first = _create(client, {**FIRST, "store": False}, stream=True)
         with pytest.raises(genai_errors.BadRequestError) as refused:
-            client.interactions.create(**_stateful(first, ANSWERS))
+            client.interactions.create(**request, previous_interaction_id=hidden)
         with pytest.raises(genai_errors.NotFoundError):
-            client.interactions.get(first.interaction_id)
+            client.interactions.get(hidden)
     assert refused.value.body["error"]["status"] == "INVALID_ARGUMENT"
     assert "store=false" in refused.value.body["error"]["message"]
     assert gemini_server.state.remaining()["unstored"] == 2  # the refusal consumed nothing

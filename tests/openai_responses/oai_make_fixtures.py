@@ -276,6 +276,21 @@ def failed_after_error() -> tuple[bytes, dict[str, Any]]:
     )
 
 
+def old_baseline_done_without_name() -> tuple[bytes, dict[str, Any]]:
+    # What the live API sends under 2026-07-21: openai 2.46.0's type declares `name`
+    # required, but recorded streams never carry it on function_call_arguments.done.
+    s = Stream("resp_old_2").created()
+    s.call(0, fc_item("fc_old2", "call_old2", "get_weather", '{"city":"Bergen"}'))
+    s.completed()
+    return s.to_bytes(), meta(
+        "2026-07-21",
+        "Baseline 2026-07-21 as the live API sends it: function_call_arguments.done "
+        "without the function name that the SDK type declares required.",
+        ok(s),
+        [EVENT_TYPES, "types/responses/response_function_call_arguments_done_event.py"],
+    )
+
+
 CASES = {
     "parallel_calls_reasoning": parallel_calls_reasoning,
     "text_with_citation": text_with_citation,
@@ -283,6 +298,7 @@ CASES = {
     "code_interpreter_then_call": code_interpreter_then_call,
     "sequence_gaps_resumed": sequence_gaps_resumed,
     "old_baseline_done_name": old_baseline_done_name,
+    "old_baseline_done_without_name": old_baseline_done_without_name,
     "incomplete_with_call": incomplete_with_call,
     "failed_after_error": failed_after_error,
 }

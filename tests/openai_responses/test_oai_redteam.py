@@ -459,7 +459,7 @@ def test_non_ascii_arguments_are_counted_in_bytes() -> None:
 # -- baselines: `name` on function_call_arguments.done -----------------------------------
 
 
-def _done_with_name(name: str | None) -> Stream:
+def _done_with_name(name: object) -> Stream:
     s = Stream().created()
     item = weather(0)
     s.added(0, item)
@@ -480,9 +480,23 @@ def test_done_name_is_optional_on_current_baseline() -> None:
     assert run(_done_with_name("get_weather").events).calls[0].name == "get_weather"
 
 
-def test_done_name_is_required_on_old_baseline() -> None:
-    fail(_done_with_name(None).events, SchemaError, baseline=OLD)
+def test_done_without_name_is_accepted_on_the_2026_07_21_baseline() -> None:
+    """Live 2026-07-21 streams never carry `name` on `.done`, although openai 2.46.0's
+    type declares it required: refusing them would refuse every real call."""
+    turn = run(_done_with_name(None).events, baseline=OLD)
+    assert [(c.call_id, c.name) for c in turn.calls] == [("call_0", "get_weather")]
     assert run(_done_with_name("get_weather").events, baseline=OLD).calls[0].call_id == "call_0"
+
+
+def test_done_with_a_wrong_name_is_refused_on_the_2026_07_21_baseline() -> None:
+    err = fail(_done_with_name("delete_everything").events, SequenceError, baseline=OLD)
+    assert "names another function" in err.message
+
+
+@pytest.mark.parametrize("baseline", [OLD, "2026-11"])
+@pytest.mark.parametrize("name", [["get_weather"], {"n": "get_weather"}, 1, True])
+def test_done_name_of_another_json_type_is_a_schema_error(name: object, baseline: str) -> None:
+    fail(_done_with_name(name).events, SchemaError, baseline=baseline)
 
 
 # -- identity and drift ----------------------------------------------------------------

@@ -47,7 +47,7 @@ class _Partial:
     __slots__ = ("id", "status", "steps", "usage")
 
     def __init__(self) -> None:
-        self.id = ""
+        self.id: str | None = None
         self.status = ""
         self.steps: list[dict[str, Any]] = []
         self.usage: dict[str, Any] | None = None
@@ -105,6 +105,8 @@ def parse_interaction(
     an input step in it is a :class:`~callgate.SequenceError`). ``source="get"``: the body
     of ``GET /interactions/{id}`` (history first: the first step must be ``user_input``;
     calls answered by a later ``function_result`` in the body are history, not pending).
+    An unstored Interaction (``store: false``) has no ``id`` (absent or ``""``): its turn
+    has ``interaction_id`` ``None`` and can be continued only statelessly.
 
     The terminal gate is the stream's: ``requires_action`` releases the pending calls,
     ``completed`` releases none (a pending call in it is a SequenceError), failed statuses
@@ -120,11 +122,13 @@ def parse_interaction(
     try:
         body = _decode(obj, limits)
         interaction_id, status = body.get("id"), body.get("status")
-        if type(interaction_id) is not str or not interaction_id:
-            raise SchemaError("interaction needs a non-empty string 'id'")
+        # Interaction.id is Optional[str] = "" in both SDK generations: an unstored
+        # interaction (store: false) has no id, absent or "", and its turn has id None.
+        if interaction_id is not None and type(interaction_id) is not str:
+            raise SchemaError("interaction 'id' must be a string when present")
         if type(status) is not str:
             raise SchemaError("interaction needs a string 'status'")
-        partial.id, partial.status = interaction_id, status
+        partial.id, partial.status = interaction_id or None, status
         usage = body.get("usage")
         if usage is not None and type(usage) is not dict:
             raise SchemaError("interaction 'usage' must be an object")

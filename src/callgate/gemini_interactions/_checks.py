@@ -41,8 +41,10 @@ def check_lifecycle(obj: dict[str, Any]) -> dict[str, Any]:
     if type(interaction) is not dict:
         raise SchemaError("lifecycle event needs an 'interaction' object")
     interaction_id, status = interaction.get("id"), interaction.get("status")
-    if type(interaction_id) is not str or not interaction_id:
-        raise SchemaError("interaction needs a non-empty string 'id'")
+    # The SSE interaction types 'id' as a required str; it is "" when the request said
+    # store: false (the stream's turn then has interaction_id None).
+    if type(interaction_id) is not str:
+        raise SchemaError("lifecycle interaction needs a string 'id' ('' when unstored)")
     if type(status) is not str:
         raise SchemaError("interaction needs a string 'status'")
     steps = interaction.get("steps")

@@ -182,11 +182,19 @@ def build_stateful_continuation(
     """The next request continuing ``turn`` by ``previous_interaction_id``.
 
     ``previous_interaction_was_stored`` must be ``True``: the caller's proof that the prior
-    Interaction was stored and can be referenced (it is not sent). ``store`` is the new
-    Interaction's own explicit choice. ``input`` holds one ``function_result`` step per call,
-    in call order. Raises as described in the module docstring; inputs are never mutated.
+    Interaction was stored and can be referenced (it is not sent). A turn without an id
+    (an unstored Interaction) is a ContinuationError: use the stateless builder. ``store``
+    is the new Interaction's own explicit choice. ``input`` holds one ``function_result``
+    step per call, in call order. Raises as described in the module docstring; inputs are
+    never mutated.
     """
     turn = _check_turn(turn)
+    if turn.interaction_id is None:
+        raise ContinuationError(
+            "the turn has no interaction id (the Interaction was not stored: store=false), "
+            "so it cannot be continued by previous_interaction_id; continue it with "
+            "build_stateless_continuation"
+        )
     if previous_interaction_was_stored is not True:
         raise ContinuationError(
             "previous_interaction_id needs a stored prior Interaction; pass "

@@ -22,6 +22,7 @@ from ..contracts import CURRENT_REVISION
 from ..sse import SSEDecoder
 from ._assembly import StepAccumulator, check_step, delta_routes
 from ._checks import PROVIDER, check_lifecycle, check_limits_and_revision, index_error
+from ._dedup import EventIds
 from ._events import (
     CLIENT_STEP,
     DONE,
@@ -106,7 +107,7 @@ class Parser:
         self._events = 0
         self._stream_bytes = 0
         self._wire_type: str | None = None
-        self._ids: dict[str, str] = {}
+        self._ids = EventIds()
         self._interaction_id = ""
         self._status = ""
         self._usage: dict[str, Any] | None = None
@@ -133,7 +134,7 @@ class Parser:
                 self._events += 1
                 text = event.data
                 if text == DONE:
-                    self._route(DONE, None, text)
+                    self._route(DONE, None, None)
                     continue
                 obj = loads_strict(text, limits=limits)
                 if type(obj) is not dict:
@@ -143,7 +144,7 @@ class Parser:
                     raise SchemaError(
                         f"SSE event name {event.event!r} disagrees with event_type {event_type!r}"
                     )
-                self._route(event_type, obj, text)
+                self._route(event_type, obj, None)
         except CallgateError as exc:
             self._fail(exc)
 
@@ -164,7 +165,7 @@ class Parser:
                     observed=self._events,
                 )
             if obj == DONE:
-                self._route(DONE, None, DONE)
+                self._route(DONE, None, None)
                 return
             if type(obj) is not dict:
                 raise SchemaError(f"an event must be a JSON object, not {type(obj).__name__}")
@@ -184,7 +185,7 @@ class Parser:
             # every JSON bound, exactly as for wire bytes.
             text = encoded.decode("utf-8")
             copied = loads_strict(text, limits=limits)
-            self._route(copied.get("event_type"), copied, text)
+            self._route(copied.get("event_type"), copied, encoded)
         except CallgateError as exc:
             self._fail(exc)
 
@@ -221,7 +222,8 @@ class Parser:
         elif self._mode != mode:
             raise UsageError("feed_bytes() and feed_event() cannot be mixed on one parser")
 
-    def _route(self, event_type: Any, obj: dict[str, Any] | None, text: str) -> None:
+    def _route(self, event_type: Any, obj: dict[str, Any] | None, canonical: bytes | None) -> None:
+        """Route one event; ``canonical`` is its canonical JSON when already computed."""
         self._wire_type = event_type if type(event_type) is str else None
         state = self._state
         if state is State.DONE:
@@ -233,15 +235,8 @@ class Parser:
             if event_id is not None:
                 if type(event_id) is not str:
                     raise SchemaError("'event_id' must be a string")
-                # id -> the event's data text: one dict probe per event, and the texts are
-                # the stream's own strings, so memory stays within max_stream_bytes.
-                seen = self._ids.get(event_id)
-                if seen is None:
-                    self._ids[event_id] = text
-                elif seen == text or self._same_payload(seen, obj):
+                if self._ids.is_replay(event_id, obj, canonical):
                     return  # idempotent re-delivery (e.g. after a resume)
-                else:
-                    raise SequenceError(f"event_id {event_id!r} replayed with another payload")
         entry = self._table[state].get(event_type)
         if entry is None:
             if event_type not in EVENT_TYPES and event_type != DONE:
@@ -252,9 +247,6 @@ class Parser:
         handler, target = entry
         handler(obj)  # type: ignore[arg-type]
         self._state = target
-
-    def _same_payload(self, seen: str, obj: dict[str, Any]) -> bool:
-        return canonical_bytes(loads_strict(seen, limits=self._limits)) == canonical_bytes(obj)
 
     # -- handlers (named in _state.TRANSITIONS) --------------------------------------
 
@@ -320,9 +312,12 @@ class Parser:
         delta = obj.get("delta")
         if type(delta) is not dict:
             raise SchemaError("step.delta needs a 'delta' object")
-        apply = acc.routes.get(delta.get("type"))  # type: ignore[arg-type]
+        kind = delta.get("type")
+        # The routes are keyed by str: a list or object 'type' must not reach the lookup
+        # (it is unhashable, and would escape as a bare TypeError).
+        apply = acc.routes.get(kind) if type(kind) is str else None
         if apply is None:
-            raise self._delta_error(acc, delta.get("type"))
+            raise self._delta_error(acc, kind)
         apply(acc, delta)
 
     def _delta_error(self, acc: StepAccumulator, delta_type: Any) -> CallgateError:
@@ -350,6 +345,7 @@ class Parser:
                 f"interaction.completed while step index(es) {sorted(self._open)} are open"
             )
         interaction = check_lifecycle(obj)
+        # Exact equality, "" included: an unstored stream stays unstored to its end.
         if interaction["id"] != self._interaction_id:
             raise SequenceError(f"interaction.completed for another id {interaction['id']!r}")
         self._status = status = interaction["status"]
@@ -390,7 +386,7 @@ class Parser:
     def _turn(self, calls: tuple[FunctionCall, ...]) -> Turn:
         try:
             return make_turn(
-                interaction_id=self._interaction_id,
+                interaction_id=self._interaction_id or None,  # "" = unstored: no id
                 status=self._status,
                 steps=tuple(self._steps),
                 calls=calls,

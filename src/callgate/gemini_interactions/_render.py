@@ -6,6 +6,12 @@ Order as in the documented REST stream: ``interaction.created`` →
 ``event_id`` that is deterministic from the interaction id and the event's position, so a
 stream can be resumed with ``last_event_id``. ``interleave=True`` opens every function
 call first and streams their ``arguments_delta`` round-robin.
+
+An unstored Interaction (the request said ``store: false``; ``interaction_id=None``) is
+rendered as the API sends it: ``"id": ""`` on the stream's interaction and
+``"interaction_id": ""`` on status updates, no ``id`` in a non-streaming body (both SDK
+generations type ``Interaction.id`` as ``Optional[str] = ""``), and no ``event_id``s,
+since there is nothing to resume them from.
 """
 
 from __future__ import annotations
@@ -61,15 +67,17 @@ def _usage(usage: Mapping[str, int] | None) -> dict[str, int]:
 
 def render_interaction(
     *,
-    interaction_id: str,
+    interaction_id: str | None,
     model: str,
     steps: Sequence[Mapping[str, Any]],
     status: str,
     usage: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
-    """The Interaction object as a non-streaming create returns it (model steps only)."""
+    """The Interaction object as a non-streaming create returns it (model steps only);
+    ``interaction_id=None`` renders an unstored one (no ``id``)."""
+    head = {} if interaction_id is None else {"id": interaction_id}
     return {
-        "id": interaction_id,
+        **head,
         "object": "interaction",
         "model": model,
         "status": status,
@@ -82,7 +90,7 @@ def render_interaction(
 
 def render_turn(
     *,
-    interaction_id: str,
+    interaction_id: str | None,
     model: str,
     steps: Sequence[Mapping[str, Any]],
     status: str,
@@ -96,17 +104,22 @@ def render_turn(
     "signature", "summary"?}``, ``{"type": "function_call", "id", "name", "arguments"}``
     (the exact JSON text streamed as ``arguments_delta``). ``status`` is the terminal
     status (``requires_action`` for a tool turn, ``completed`` for a final answer, ...).
+    ``interaction_id=None`` renders an unstored Interaction (see the module docstring).
     Raises :class:`UsageError` for an unknown step type.
     """
     events: list[dict[str, Any]] = []
+    wire_id = "" if interaction_id is None else interaction_id
 
     def emit(kind: str, **fields: Any) -> None:
-        eid = f"{interaction_id}:{len(events)}"
-        events.append({"event_type": kind, "event_id": eid, **fields})
+        if interaction_id is None:
+            events.append({"event_type": kind, **fields})
+        else:
+            eid = f"{interaction_id}:{len(events)}"
+            events.append({"event_type": kind, "event_id": eid, **fields})
 
-    shell = {"id": interaction_id, "status": "in_progress", "model": model, "object": "interaction"}
+    shell = {"id": wire_id, "status": "in_progress", "model": model, "object": "interaction"}
     emit("interaction.created", interaction=shell)
-    emit("interaction.status_update", interaction_id=interaction_id, status="in_progress")
+    emit("interaction.status_update", interaction_id=wire_id, status="in_progress")
     calls = [(i, s) for i, s in enumerate(steps) if s["type"] == "function_call"]
     interleaved = interleave and len(calls) > 1
     for index, spec in enumerate(steps):

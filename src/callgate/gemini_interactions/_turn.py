@@ -33,8 +33,10 @@ class FunctionCall:
 class Turn:
     """One Interaction turn as parsed. Frozen; its dicts are raw provider JSON.
 
-    - ``interaction_id``: the Interaction's ``id`` (``""`` only in a partial turn attached
-      to an error raised before the id was seen).
+    - ``interaction_id``: the Interaction's ``id``, or ``None`` when it has none: an
+      unstored Interaction (``store: false``; the wire sends ``"id": ""`` or omits it),
+      which can be continued only statelessly, or a partial turn attached to an error
+      raised before the id was seen.
     - ``status``: the raw status string (the terminal's, or the last seen in a partial turn).
     - ``steps``: raw step dicts in the order their ``step.start`` was observed (streams) or
       in body order; streamed function-call arguments are assembled into the step.
@@ -50,7 +52,7 @@ class Turn:
       builders recompute it to detect mutation after parsing.
     """
 
-    interaction_id: str
+    interaction_id: str | None
     status: str
     steps: tuple[dict[str, Any], ...]
     calls: tuple[FunctionCall, ...]
@@ -67,7 +69,7 @@ class Turn:
 
 
 def _snapshot(
-    interaction_id: str,
+    interaction_id: str | None,
     status: str,
     steps: tuple[dict[str, Any], ...],
     calls: tuple[FunctionCall, ...],
@@ -90,7 +92,7 @@ def _snapshot(
 
 def make_turn(
     *,
-    interaction_id: str,
+    interaction_id: str | None,
     status: str,
     steps: tuple[dict[str, Any], ...],
     calls: tuple[FunctionCall, ...],

@@ -81,11 +81,14 @@ def render(
     stream: bool,
     baseline: str = CURRENT_REVISION,
     model: str | None = None,
+    stored: bool = True,
 ) -> Rendered:
     """Render ``turn`` as a stream (``stream=True``) or a JSON body.
 
     ``model`` is echoed in the response (the request's model); without it the turn's
-    expected model, else ``"callgate-mock-model"``.
+    expected model, else ``"callgate-mock-model"``. ``stored=False`` (the request said
+    ``store: false``) renders a Gemini interaction without its id, as the API does;
+    ``response_id`` stays the mock's own key for it.
     """
     ids = _Ids(seed, conversation, turn_number)
     echo = model if isinstance(model, str) and model else _model(turn)
@@ -172,15 +175,16 @@ def render(
                           "arguments": _arguments(spec, as_object=not stream)})  # fmt: skip
         status = respond.get("status", "requires_action" if calls_spec else "completed")
         usage_map = _usage(usage, "total_input_tokens", "total_output_tokens")
+        wire_id = response_id if stored else None  # an unstored interaction has no id
         if stream:
             events = gemini_render.render_turn(
-                interaction_id=response_id, model=echo, steps=steps, status=status,
+                interaction_id=wire_id, model=echo, steps=steps, status=status,
                 split=split, interleave=interleave, usage=usage_map,
             )  # fmt: skip
         else:
             events = []
             body = gemini_render.render_interaction(
-                interaction_id=response_id, model=echo, steps=steps, status=status,
+                interaction_id=wire_id, model=echo, steps=steps, status=status,
                 usage=usage_map,
             )  # fmt: skip
         encode = gemini_render.encode_sse

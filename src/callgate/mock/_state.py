@@ -94,7 +94,7 @@ class MockState:
         self.max_sessions = max_sessions
         self._sessions: collections.OrderedDict[str, Session] = collections.OrderedDict()
         self.lock = threading.RLock()
-        self._rendered: dict[tuple[str, int, bool, str | None], Rendered] = {}
+        self._rendered: dict[tuple[str, int, bool, str | None, bool], Rendered] = {}
         # Set when the server shuts down, so streams held open on purpose can end.
         self.closing = threading.Event()
 
@@ -189,6 +189,7 @@ class MockState:
                 conv.cursor,
                 body.get("stream") is True,
                 model if isinstance(model, str) else None,
+                body.get("store") is not False,
             )
             served = Served(session.test_id, conversation, conv.cursor, turn, rendered, body)
             conv.cursor += 1
@@ -196,12 +197,18 @@ class MockState:
             return served
 
     def _render(
-        self, turn: ScriptTurn, conversation: str, number: int, stream: bool, model: str | None
+        self,
+        turn: ScriptTurn,
+        conversation: str,
+        number: int,
+        stream: bool,
+        model: str | None,
+        stored: bool = True,
     ) -> Rendered:
         # A rendered turn depends only on these (seed and baseline are the script's), and
         # every session replays the same script: render each once. Rendered turns are
         # never changed in place (the store copies before it edits), so sharing is safe.
-        key = (conversation, number, stream, model)
+        key = (conversation, number, stream, model, stored)
         found = self._rendered.get(key)
         if found is None:
             if len(self._rendered) >= _MAX_RENDERED:
@@ -214,6 +221,7 @@ class MockState:
                 stream=stream,
                 baseline=self.script.baseline,
                 model=model,
+                stored=stored,
             )
         return found
 

@@ -252,7 +252,11 @@ def _check_text(text: Any) -> None:
     if "format" not in text:
         return
     fmt = text["format"]
-    if type(fmt) is not dict or fmt.get("type") not in _TEXT_FORMATS:
+    if (
+        type(fmt) is not dict
+        or type(fmt.get("type")) is not str
+        or fmt["type"] not in _TEXT_FORMATS
+    ):
         raise UsageError(f"text.format must be an object with type in {sorted(_TEXT_FORMATS)}")
     if fmt["type"] == "json_schema" and (
         type(fmt.get("name")) is not str or type(fmt.get("schema")) is not dict

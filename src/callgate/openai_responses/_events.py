@@ -285,20 +285,14 @@ def _registry(specs: list[EventSpec]) -> MappingProxyType[str, EventSpec]:
     return MappingProxyType(table)
 
 
-def _old_baseline() -> list[EventSpec]:
-    # openai 2.46.0 (revision 2026-07-21): `.done` carried a required `name`.
-    out = []
-    for spec in _CURRENT:
-        if spec.type == "response.function_call_arguments.done":
-            spec = dataclasses.replace(spec, fields=(*spec.fields, ("name", STR)))
-        out.append(spec)
-    return out
-
-
+# openai 2.46.0 (revision 2026-07-21) declares a required `name` on
+# `function_call_arguments.done`, but the live API never sends it (recordings from
+# OpenAI, Azure OpenAI and compatible gateways): it is optional under both baselines, and
+# the handler checks it against the item when present. The registries are the same list.
 _OLD_REVISION, _CURRENT_REVISION = REVISIONS
 BASELINE_EVENTS: Final[MappingProxyType[str, MappingProxyType[str, EventSpec]]] = MappingProxyType(
     {
-        _OLD_REVISION: _registry(_old_baseline()),
+        _OLD_REVISION: _registry(_CURRENT),
         _CURRENT_REVISION: _registry(_CURRENT),
     }
 )

@@ -232,7 +232,9 @@ class Handlers(TextHandlers):
 
     def _on_args_delta(self, obj: dict[str, Any], spec: EventSpec) -> None:
         # The hot path: fields are checked here, inline, not by the dispatcher's loop.
-        st = self._open.get(obj.get("output_index"))  # type: ignore[arg-type]
+        index = obj.get("output_index")
+        # Probe the dict only with an int: a list or object index is unhashable.
+        st = self._open.get(index) if type(index) is int else None
         delta = obj.get("delta")
         if (
             st is None
@@ -240,7 +242,6 @@ class Handlers(TextHandlers):
             or st.id != obj.get("item_id")
             or st.type != "function_call"
             or type(delta) is not str
-            or type(obj.get("output_index")) is not int
         ):
             st = self._slow_item(obj, spec)
             if type(delta) is not str:
@@ -277,8 +278,12 @@ class Handlers(TextHandlers):
         st = self._item_for(obj, spec)
         if st.done_text is not None:
             raise SequenceError("function_call_arguments.done twice")
-        if "name" in obj and obj["name"] != st.added.get("name"):
-            raise SequenceError("function_call_arguments.done names another function")
+        if "name" in obj:  # optional on both baselines; when sent it must be the item's
+            name = obj["name"]
+            if type(name) is not str:
+                raise SchemaError("function_call_arguments.done 'name' is not a string")
+            if name != st.added.get("name"):
+                raise SequenceError("function_call_arguments.done names another function")
         arguments = obj["arguments"]
         if arguments != "".join(st.frags):
             raise SequenceError("function_call_arguments.done differs from the deltas")

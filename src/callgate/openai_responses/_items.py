@@ -59,7 +59,9 @@ def check_item(item: dict[str, Any], where: str) -> str:
             raise UnsupportedProviderState(f"{where} has a non-direct caller {caller!r:.120}")
         if item.get("namespace") is not None:
             raise UnsupportedProviderState(f"{where} calls a namespaced tool")
-        if item.get("async") not in (None, False):
+        # Identity, not ==: 0 == False, so a membership test would pass "async": 0.
+        flag = item.get("async")
+        if flag is not None and flag is not False:
             raise UnsupportedProviderState(f"{where} is an asynchronous function call")
     else:
         _need(item, "id", (str,), where)

@@ -136,7 +136,8 @@ def render_turn(
     exact JSON text to stream), ``{"type": "reasoning", "id", "summary": [str],
     "encrypted_content"?}``. ``status`` picks the terminal (completed, incomplete, failed).
     Under the ``2026-07-21`` baseline ``function_call_arguments.done`` carries ``name`` (that
-    SDK requires it); from ``2026-11`` on it does not.
+    SDK's type requires it, although the live API omits it; the parser accepts both); from
+    ``2026-11`` on it does not.
     Raises :class:`UsageError` for an unknown item type or status.
     """
     if status not in _TERMINAL:

@@ -56,6 +56,8 @@ class TextHandlers:
         st = self._item_for(obj, spec)
         key = (spec.index_field, obj[spec.index_field])
         kind = obj["part"].get("type")
+        if type(kind) is not str:  # checked first: the kinds are a set of str
+            raise SchemaError(f"{spec.type} adds a part without a string 'type'")
         if kind not in PART_KINDS.get((st.type, spec.index_field), ()):
             raise SequenceError(f"{spec.type} adds a {kind!r} part to a {st.type!r} item")
         if key in st.parts:

@@ -1,0 +1,53 @@
+"""One non-streaming ``generateContent`` body -> Turn, under the stream's rules.
+
+A body is a single ``GenerateContentResponse``: the same chunk the stream's last event
+would be, so it goes through the same handlers and gate (``origin="body"``). A body
+without ``finishReason`` is :class:`~callgate.TruncatedStreamError`, unless it is a 3.6.1
+``CONTINUATION`` (then the token is on the turn and nothing is released).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .._errors import CallgateError, SchemaError, UsageError
+from .._json import loads_strict
+from .._limits import DEFAULT_LIMITS, Limits
+from ..contracts import CURRENT_REVISION
+from ._checks import PROVIDER
+from ._parser import Parser
+from ._turn import Turn
+
+__all__ = ["parse_response"]
+
+
+def parse_response(
+    obj: Any,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    baseline: str = CURRENT_REVISION,
+    candidate_index: int | None = None,
+) -> Turn:
+    """Parse a ``generateContent`` response body (a mapping, or its raw bytes/str).
+
+    Raises what :meth:`Parser.finish` raises (refusals, ProviderError for an ``error``
+    body, TruncatedStreamError without ``finishReason``), JSONError/SchemaError for a body
+    that is not one JSON object, UsageError for an argument of the wrong type.
+    """
+    parser = Parser(limits=limits, baseline=baseline, candidate_index=candidate_index)
+    parser._origin = "body"  # the room's own parser, not a caller
+    if isinstance(obj, bytes | bytearray | memoryview | str):
+        try:
+            decoded = loads_strict(obj, limits=limits)
+            if type(decoded) is not dict:
+                raise SchemaError("a generateContent body must be a JSON object")
+        except CallgateError as exc:
+            exc.provider = exc.provider or PROVIDER
+            raise
+        obj = decoded
+    elif not isinstance(obj, Mapping):
+        kind = type(obj).__name__
+        raise UsageError(f"parse_response() takes a mapping, bytes or str, not {kind}")
+    parser.feed_event(obj)
+    return parser.finish()

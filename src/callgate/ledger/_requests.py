@@ -1,0 +1,239 @@
+"""Runs and model requests (R5): the run lease, request records and their states.
+
+A base of :class:`Ledger`; the effect side lives in ``_ledger``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._digest import canonical_digest
+from .._errors import UsageError
+from ._model import ConflictError, FencedError, RequestRecord, RequestState, RunBusyError, RunLease
+from ._rows import REQUEST_COLUMNS, audit, dump, request_from_row
+from ._store import Store, Tx
+
+__all__ = ["OPEN_REQUEST", "RunsAndRequests"]
+
+OPEN_REQUEST = (RequestState.PREPARED, RequestState.SENT, RequestState.IDENTIFIED)
+
+
+class RunsAndRequests:
+    """Runs and requests; needs ``_store``, ``scope`` and ``_deliver`` from the ledger."""
+
+    _store: Store
+    scope: str
+
+    def _deliver(self, tx: Tx, run_id: str, turn_seq: int, request_id: str) -> None:
+        raise NotImplementedError
+
+    def _run_key(self, run_id: str) -> str:
+        return f"{self.scope}\x1f{run_id}"
+
+    # -- runs -----------------------------------------------------------------------------
+
+    def open_run(self, run_id: str, *, unresolved: str = "hold") -> None:
+        """Create the run if it does not exist. ``unresolved``: ``hold`` (send nothing for an
+        unresolved effect) or ``report`` (send the fixed outcome-unknown error result)."""
+        if unresolved not in ("hold", "report"):
+            raise UsageError("unresolved must be 'hold' or 'report'")
+        with self._store.transaction() as tx:
+            self._ensure_run(tx, run_id, unresolved)
+
+    def _ensure_run(self, tx: Tx, run_id: str, unresolved: str = "hold") -> None:
+        if type(run_id) is not str or not run_id:
+            raise UsageError("run_id must be a non-empty str")
+        tx.run(
+            "INSERT INTO ledger_runs (scope, run_id, unresolved, created_at) "
+            "VALUES (?, ?, ?, {now}) ON CONFLICT (scope, run_id) DO NOTHING",
+            (self.scope, run_id, unresolved),
+        )
+
+    def acquire_run(self, run_id: str, *, worker_id: str, lease_seconds: float = 30.0) -> RunLease:
+        """Take the run's advancement lease (one advancing builder per run).
+
+        Raises :class:`RunBusyError` while another worker's lease is live.
+        """
+        with self._store.transaction() as tx:
+            self._ensure_run(tx, run_id)
+            row = tx.one(
+                "UPDATE ledger_runs SET owner = ?, owner_epoch = owner_epoch + 1, "
+                "owner_until = {now} + ? WHERE scope = ? AND run_id = ? AND "
+                "(owner IS NULL OR owner_until < {now} OR owner = ?) RETURNING owner_epoch",
+                (worker_id, lease_seconds, self.scope, run_id, worker_id),
+            )
+        if row is None:
+            raise RunBusyError(f"run {run_id!r} is being advanced by another worker")
+        return RunLease(run_id=run_id, worker_id=worker_id, epoch=int(row[0]))
+
+    def release_run(self, lease: RunLease) -> None:
+        with self._store.transaction() as tx:
+            tx.run(
+                "UPDATE ledger_runs SET owner = NULL, owner_until = NULL "
+                "WHERE scope = ? AND run_id = ? AND owner = ? AND owner_epoch = ?",
+                (self.scope, lease.run_id, lease.worker_id, lease.epoch),
+            )
+
+    def _check_lease(self, tx: Tx, run_id: str, lease: RunLease | None) -> None:
+        if lease is None:
+            return
+        row = tx.one(
+            "SELECT owner, owner_epoch, owner_until > {now} FROM ledger_runs "
+            "WHERE scope = ? AND run_id = ?",
+            (self.scope, run_id),
+        )
+        if lease.run_id != run_id or row is None or row[0] != lease.worker_id:
+            raise FencedError(f"run lease for {run_id!r} is not held by {lease.worker_id!r}")
+        if int(row[1]) != lease.epoch or not row[2]:
+            raise FencedError(f"run lease epoch {lease.epoch} for {run_id!r} is stale")
+
+    # -- model requests (R5) --------------------------------------------------------------
+
+    def record_request(
+        self,
+        run_id: str,
+        *,
+        provider: str,
+        request_digest: str,
+        body: Any = None,
+        carries_turn: int | None = None,
+        provider_side_effects: bool = False,
+        lease: RunLease | None = None,
+        sent: bool = False,
+    ) -> RequestRecord:
+        """Record a model request before it is sent (state ``prepared``; with ``sent=True``
+        directly ``sent``, saving a commit when the bytes leave right after: recovery treats
+        both alike, as "may have reached the provider").
+
+        ``carries_turn`` names the turn whose results this continuation carries; they become
+        ``delivered`` when :meth:`identify` sees the provider accept it (R4).
+        ``provider_side_effects`` marks requests declaring provider-executed tools with
+        side effects: recovery holds those for an operator instead of re-sending.
+        """
+        body_text = dump(body)
+        first = RequestState.SENT if sent else RequestState.PREPARED
+        with self._store.transaction() as tx:
+            self._ensure_run(tx, run_id)
+            tx.lock_run(self._run_key(run_id))
+            self._check_lease(tx, run_id, lease)
+            row = tx.one(
+                "SELECT COALESCE(MAX(seq), 0) FROM ledger_requests WHERE scope = ? AND run_id = ?",
+                (self.scope, run_id),
+            )
+            seq = int(row[0]) + 1 if row else 1
+            request_id = canonical_digest(["request", self.scope, run_id, seq])
+            tx.run(
+                "INSERT INTO ledger_requests (request_id, scope, run_id, seq, state, provider, "
+                "request_digest, provider_turn_id, carries_turn, provider_side_effects, body, "
+                "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, {now}, {now})",
+                (
+                    request_id,
+                    self.scope,
+                    run_id,
+                    seq,
+                    first.value,
+                    provider,
+                    request_digest,
+                    carries_turn,
+                    int(bool(provider_side_effects)),
+                    body_text,
+                ),
+            )
+            audit(
+                tx,
+                scope=self.scope,
+                run_id=run_id,
+                request_id=request_id,
+                from_state=None,
+                to_state=first.value,
+                event="record_request",
+                actor="ledger",
+            )
+        return self.request(request_id)
+
+    def request(self, request_id: str) -> RequestRecord:
+        with self._store.read() as tx:
+            return self._request(tx, request_id)
+
+    def _request(self, tx: Tx, request_id: str) -> RequestRecord:
+        row = tx.one(
+            f"SELECT {REQUEST_COLUMNS} FROM ledger_requests WHERE request_id = ?",  # noqa: S608
+            (request_id,),
+        )
+        if row is None:
+            raise UsageError(f"no request {request_id!r}")
+        return request_from_row(row)
+
+    def requests(self, run_id: str) -> tuple[RequestRecord, ...]:
+        with self._store.read() as tx:
+            rows = tx.rows(
+                f"SELECT {REQUEST_COLUMNS} FROM ledger_requests "  # noqa: S608
+                "WHERE scope = ? AND run_id = ? ORDER BY seq",
+                (self.scope, run_id),
+            )
+        return tuple(request_from_row(row) for row in rows)
+
+    def _move_request(
+        self, tx: Tx, req: RequestRecord, to: RequestState, event: str, **sets: Any
+    ) -> None:
+        assignments = "".join(f", {column} = ?" for column in sets)
+        tx.run(
+            f"UPDATE ledger_requests SET state = ?, updated_at = {{now}}{assignments} "  # noqa: S608
+            "WHERE request_id = ?",
+            (to.value, *sets.values(), req.request_id),
+        )
+        audit(
+            tx,
+            scope=self.scope,
+            run_id=req.run_id,
+            request_id=req.request_id,
+            from_state=req.state.value,
+            to_state=to.value,
+            event=event,
+            actor="ledger",
+            detail=sets or None,
+        )
+
+    def mark_sent(self, request_id: str) -> RequestRecord:
+        """The request is about to leave (or has): from here its outcome may be in doubt."""
+        with self._store.transaction() as tx:
+            req = self._request(tx, request_id)
+            if req.state is RequestState.PREPARED:
+                self._move_request(tx, req, RequestState.SENT, "send")
+            elif req.state is not RequestState.SENT:
+                raise ConflictError(f"request {request_id!r} is {req.state.value}, not prepared")
+            return self._request(tx, request_id)
+
+    def identify(self, request_id: str, provider_turn_id: str) -> RequestRecord:
+        """Record the provider's turn id from the first event naming it, and deliver the
+        results the request carried (the provider accepted the continuation: R4)."""
+        if type(provider_turn_id) is not str or not provider_turn_id:
+            raise UsageError("provider_turn_id must be a non-empty str")
+        with self._store.transaction() as tx:
+            req = self._request(tx, request_id)
+            if req.provider_turn_id is not None:
+                if req.provider_turn_id != provider_turn_id:
+                    raise ConflictError(
+                        f"request {request_id!r} is already identified as "
+                        f"{req.provider_turn_id!r}, not {provider_turn_id!r}"
+                    )
+                return req
+            if req.state not in (RequestState.PREPARED, RequestState.SENT):
+                raise ConflictError(f"request {request_id!r} is {req.state.value}")
+            self._move_request(
+                tx, req, RequestState.IDENTIFIED, "identify", provider_turn_id=provider_turn_id
+            )
+            if req.carries_turn is not None:
+                self._deliver(tx, req.run_id, req.carries_turn, request_id)
+            return self._request(tx, request_id)
+
+    def request_failed(self, request_id: str, *, definite: bool, reason: str) -> RequestRecord:
+        """The request failed: ``definite`` when the provider surely did not start a turn
+        (e.g. a 4xx before any event), otherwise its outcome is ``unknown``."""
+        to = RequestState.FAILED_DEFINITE if definite else RequestState.UNKNOWN
+        with self._store.transaction() as tx:
+            req = self._request(tx, request_id)
+            if req.state not in (*OPEN_REQUEST, RequestState.UNKNOWN):
+                raise ConflictError(f"request {request_id!r} is {req.state.value}")
+            self._move_request(tx, req, to, "request_failed", error=reason)
+            return self._request(tx, request_id)

@@ -1,0 +1,175 @@
+"""Rows to records and back: the column lists, JSON columns and the audit writer."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from .._digest import canonical_bytes
+from .._errors import UsageError
+from .._results import ToolResult
+from ._model import (
+    AuditEvent,
+    EffectClass,
+    EffectRecord,
+    EffectState,
+    RequestRecord,
+    RequestState,
+)
+from ._store import Row, Tx
+
+__all__ = [
+    "EFFECT_COLUMNS",
+    "EVENT_COLUMNS",
+    "REQUEST_COLUMNS",
+    "RawSQL",
+    "audit",
+    "dump",
+    "effect_from_row",
+    "event_from_row",
+    "load",
+    "request_from_row",
+    "result_json",
+    "select_effects",
+]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RawSQL:
+    """A SQL expression (never user input) used as a column's new value."""
+
+    sql: str
+
+
+EFFECT_COLUMNS = (
+    "effect_id, run_id, turn_seq, position, call_id, tool, effect_class, arguments, "
+    "args_digest, idempotency_token, state, version, attempt, epoch, lease_owner, result, "
+    "business_key, duplicate_of, delivered_request_id, scope"
+)
+REQUEST_COLUMNS = (
+    "request_id, run_id, seq, state, provider, request_digest, provider_turn_id, "
+    "carries_turn, provider_side_effects, body"
+)
+EVENT_COLUMNS = "seq, effect_id, run_id, from_state, to_state, event, epoch, actor, detail, at"
+
+
+def dump(value: Any) -> str:
+    """Canonical JSON text (refuses non-JSON values with UsageError)."""
+    return canonical_bytes(value).decode("utf-8")
+
+
+def load(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def result_json(output: Any, is_error: bool) -> str:
+    return dump({"output": output, "is_error": is_error})
+
+
+def effect_from_row(row: Row) -> EffectRecord:
+    stored = load(row[15])
+    result = None
+    if stored is not None:
+        result = ToolResult(call_id=row[4], output=stored["output"], is_error=stored["is_error"])
+    return EffectRecord(
+        effect_id=row[0],
+        run_id=row[1],
+        turn_seq=int(row[2]),
+        position=int(row[3]),
+        call_id=row[4],
+        tool=row[5],
+        effect_class=EffectClass(row[6]),
+        arguments=load(row[7]),
+        args_digest=row[8],
+        idempotency_token=row[9],
+        state=EffectState(row[10]),
+        version=int(row[11]),
+        attempt=int(row[12]),
+        epoch=int(row[13]),
+        lease_owner=row[14],
+        result=result,
+        business_key=row[16],
+        duplicate_of=row[17],
+        delivered_request_id=row[18],
+        scope=row[19],
+    )
+
+
+def request_from_row(row: Row) -> RequestRecord:
+    return RequestRecord(
+        request_id=row[0],
+        run_id=row[1],
+        seq=int(row[2]),
+        state=RequestState(row[3]),
+        provider=row[4],
+        request_digest=row[5],
+        provider_turn_id=row[6],
+        carries_turn=None if row[7] is None else int(row[7]),
+        provider_side_effects=bool(row[8]),
+        body=load(row[9]),
+    )
+
+
+def event_from_row(row: Row) -> AuditEvent:
+    return AuditEvent(
+        seq=int(row[0]),
+        effect_id=row[1],
+        run_id=row[2],
+        from_state=row[3],
+        to_state=row[4],
+        event=row[5],
+        epoch=None if row[6] is None else int(row[6]),
+        actor=row[7],
+        detail=load(row[8]),
+        at=float(row[9]),
+    )
+
+
+def audit(
+    tx: Tx,
+    *,
+    scope: str,
+    run_id: str,
+    effect_id: str | None = None,
+    request_id: str | None = None,
+    from_state: str | None,
+    to_state: str,
+    event: str,
+    actor: str,
+    epoch: int | None = None,
+    detail: Any = None,
+) -> None:
+    """Append one audit row in the caller's transaction (every transition writes one)."""
+    tx.run(
+        "INSERT INTO ledger_events (scope, run_id, effect_id, request_id, from_state, "
+        "to_state, event, epoch, actor, detail, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {now})",
+        (
+            scope,
+            run_id,
+            effect_id,
+            request_id,
+            from_state,
+            to_state,
+            event,
+            epoch,
+            actor,
+            dump(detail),
+        ),
+    )
+
+
+def select_effects(tx: Tx, where: str, params: Sequence[Any]) -> list[EffectRecord]:
+    rows = tx.rows(f"SELECT {EFFECT_COLUMNS} FROM ledger_effects WHERE {where}", params)  # noqa: S608
+    return [effect_from_row(row) for row in rows]
+
+
+def model_output(value: Any) -> Any:
+    """What a tool returned, as a ToolResult output (str, dict or list)."""
+    if isinstance(value, str | dict | list):
+        return value
+    try:
+        return dump(value)
+    except UsageError:
+        return repr(value)
