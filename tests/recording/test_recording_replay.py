@@ -140,3 +140,36 @@ def test_a_recording_with_bad_or_inconsistent_chunk_timing_is_a_contract_error(
         load_fixture(meta_path)
     with pytest.raises(ContractError):
         MockServer.from_recordings(directory)
+
+
+def test_a_generate_content_recording_replays_under_the_gemini_prefix_and_is_drift_checked(
+    tmp_path: Path,
+) -> None:
+    from callgate.recording._drift import check_directory
+
+    sse = (
+        b'data: {"candidates":[{"content":{"parts":[{"text":"Hi."}],"role":"model"},'
+        b'"finishReason":"STOP","index":0}],"modelVersion":"m","responseId":"r1"}\r\n\r\n'
+    )
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=sse, headers={"content-type": "text/event-stream"})
+
+    recorder = Recorder(tmp_path)
+    with httpx.Client(transport=recording_transport(httpx.MockTransport(handler), recorder)) as c:
+        c.post(
+            "https://generativelanguage.googleapis.com/v1beta/models/m:streamGenerateContent"
+            "?alt=sse&key=AIzaNOTKEPT",
+            json={"contents": []},
+        )
+    (written,) = recorder.written
+    assert written.name == "0001-gemini_generate_content.json"
+    assert "AIzaNOTKEPT" not in written.read_text()
+    report = check_directory(tmp_path)
+    assert [f.protocol for f in report.files] == ["gemini_generate_content"]
+    with MockServer.from_recordings(tmp_path) as server:
+        wrong = httpx.post(f"{server.gemini_base_url}/v1beta/interactions", json={"contents": []})
+        url = f"{server.gemini_base_url}/v1beta/models/m:streamGenerateContent?alt=sse"
+        got = httpx.post(url, json={"contents": []})
+    assert got.content == sse
+    assert "went to gemini_interactions" in wrong.json()["error"]["message"]

@@ -30,6 +30,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from .._errors import CallgateError, UsageError
 from .._json import loads_strict
 from ..contracts import Fixture, load_fixtures
+from ..recording import protocol_of as path_protocol
 from ._guard import HostCheck, error, protocol_of
 from ._journal import JournalEntry
 from ._script import Script
@@ -143,6 +144,9 @@ class ReplayApp:
         if protocol is None or (host is not None and not self._hosts(host)):
             await self.fallback(scope, receive, send)  # the mock refuses or routes it
             return
+        # The route's protocol by the recorded path's kind (``:generateContent`` under
+        # /gemini/ is not Interactions), else by the mock's prefix.
+        protocol = path_protocol(scope["path"]) or protocol
         response = await self._answer(Request(scope, receive), protocol)
         await response(scope, receive, send)
 
@@ -210,7 +214,7 @@ class ReplayApp:
         self, entry: JournalEntry, protocol: str, message: str, *, mismatch: bool = False
     ) -> Response:
         text = f"callgate replay: {message}"
-        body = error(protocol, 400, text)
+        body = error(protocol_of(entry.path) or protocol, 400, text)  # the route's shape
         if mismatch:
             entry.close(400, body, "mismatch", None, (message,))
         else:
