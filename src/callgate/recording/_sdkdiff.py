@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from .._errors import UsageError
 
-__all__ = ["ROOTS", "diff_sdk", "read_unions", "render_diff"]
+__all__ = ["ROOTS", "diff_sdk", "read_unions", "registry_from", "render_diff"]
 
 # package -> (types folder inside the wheel, ((label, kind, name), ...)).
 # kind: "union" (a union alias), "literal" (a Literal alias), "field" (Class.field).
@@ -118,6 +118,20 @@ def _alias(node: ast.AST) -> str | None:
     return None
 
 
+def _field_call(value: ast.expr | None) -> ast.Call | None:
+    """``FieldInfo(alias=...)`` / ``Field(...)`` as a field's value (a pydantic field spec)."""
+    if isinstance(value, ast.Call):
+        func = value.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+        if name in ("FieldInfo", "Field"):
+            return value
+    return None
+
+
+def _has_default(call: ast.Call) -> bool:
+    return bool(call.args) or any(k.arg in ("default", "default_factory") for k in call.keywords)
+
+
 def _optional(annotation: ast.expr) -> bool:
     text = ast.unparse(annotation)
     return any(w in text for w in ("Optional[", "NotRequired[", "OptionalNullable[", "None"))
@@ -129,8 +143,10 @@ def _read_class(node: ast.ClassDef) -> _Class:
         if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
             continue
         name = stmt.target.id
-        wire = _alias(stmt.annotation) or name
-        found.fields[wire] = stmt.value is None and not _optional(stmt.annotation)
+        field_call = _field_call(stmt.value)
+        wire = _alias(stmt.annotation) or (field_call and _alias(field_call)) or name
+        no_default = stmt.value is None or (field_call is not None and not _has_default(field_call))
+        found.fields[wire] = no_default and not _optional(stmt.annotation)
         found.annotations[name] = stmt.annotation
         values = _literal_values(stmt.annotation)
         if values:
@@ -295,3 +311,31 @@ def render_diff(
         out += lines or ["- no change"]
         out.append("")
     return "\n".join(out)
+
+
+def registry_from(readings: list[dict[str, Any]]) -> dict[str, Any]:
+    """``sdk_types.json`` (what ``check --drift`` compares with) from ``--data`` outputs:
+    per package and version, each root's members (required and declared fields) and
+    values. Regenerate it with the reports in ``docs/drift/``::
+
+        registry_from([json.load(open(p)) for p in sorted(glob("docs/drift/*.json"))])
+    """
+    out: dict[str, Any] = {}
+    for data in readings:
+        for version, labels in data["versions"].items():
+            compact: dict[str, Any] = {}
+            for label, root in labels.items():
+                entry: dict[str, Any] = {}
+                if "members" in root:
+                    entry["members"] = {
+                        wire: {
+                            "required": m["required"],
+                            "fields": sorted(set(m["required"]) | set(m["optional"])),
+                        }
+                        for wire, m in root["members"].items()
+                    }
+                if root.get("values"):
+                    entry["values"] = root["values"]
+                compact[label] = entry
+            out.setdefault(data["package"], {})[version] = compact
+    return out
