@@ -3,13 +3,13 @@
 Every ``recorded`` fixture under ``DIR`` (recursively) is parsed under every contract
 revision with its room's public parser (``callgate._protocols.room``). Its events, items,
 blocks, steps and deltas are then compared with the type unions of the SDK each baseline
-pins (``sdk_types.json``: ``_sdkdiff.registry_from`` over the ``docs/drift/*.json`` readings
-of ``callgate drift sdk``): wire types
-the SDK does not know, enum values it does not know, required fields missing, fields it
-does not declare. A parser refusal is a change that **affects the gate** (the command
-exits 1), except where a refusal is expected: a stream the client cut short (recorded
-``complete: false``) or a provider error status. The other findings are reported, not
-failed on: the parser accepted the turn.
+pins (``sdk_types.json``: ``_sdkdiff.registry_from`` over the ``docs/drift/*.json``
+readings of ``callgate drift sdk``): wire types the SDK does not know, enum values it does
+not know, required fields missing, fields it does not declare. A parser refusal is a
+change that **affects the gate** (the command exits 1), except where a refusal is
+expected: a stream the client cut short (recorded ``complete: false``) or a provider
+error status. The other findings are reported, not failed on: the parser accepted the
+turn.
 """
 
 from __future__ import annotations

@@ -27,10 +27,10 @@ _RULES: Final = (
     ("openai-key", re.compile(rb"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}")),
     ("google-api-key", re.compile(rb"AIza[0-9A-Za-z_\-]{35}")),
     ("google-oauth-token", re.compile(rb"ya29\.[0-9A-Za-z_\-]{20,}")),
-    ("bearer-token", re.compile(rb"(?i)bearer\s+[A-Za-z0-9._~+/\-]{16,}=*")),
     ("aws-access-key", re.compile(rb"(?:AKIA|ASIA)[0-9A-Z]{16}")),
     ("private-key", re.compile(rb"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
 )
+_BEARER: Final = re.compile(rb"bearer\s+[a-z0-9._~+/\-]{16,}=*")
 # Header-like credentials are found from the credential word on, in a lowercased copy
 # (same offsets): a case-insensitive regex with a leading name class backtracked at every
 # byte and cost ~1 µs per scanned byte.
@@ -102,7 +102,11 @@ def _scan_block(part: str, data: bytes, base: int) -> list[SecretHit]:
         for rule, pattern in _RULES
         for m in pattern.finditer(data)
     ]
-    low = data.lower()
+    low = data.lower()  # case-insensitive rules run on this copy (same offsets)
+    hits += [
+        SecretHit(part=part, offset=base + m.start(), rule="bearer-token")
+        for m in _BEARER.finditer(low)
+    ]
     for word in _CREDENTIAL_WORDS:
         at = low.find(word)
         while at != -1:
