@@ -173,3 +173,11 @@ def test_a_generate_content_recording_replays_under_the_gemini_prefix_and_is_dri
         got = httpx.post(url, json={"contents": []})
     assert got.content == sse
     assert "went to gemini_interactions" in wrong.json()["error"]["message"]
+
+
+def test_replay_refuses_an_oversized_body_with_413(tmp_path: Path) -> None:
+    directory = _record(tmp_path)
+    with MockServer.from_recordings(directory, max_body_bytes=1000) as server:
+        got = httpx.post(f"{server.openai_base_url}/responses", content=b"{" + b" " * 5000 + b"}")
+        assert got.status_code == 413
+        assert [e.outcome for e in server.journal.entries()] == ["rejected"]

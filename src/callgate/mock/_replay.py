@@ -31,7 +31,7 @@ from .._errors import CallgateError, UsageError
 from .._json import loads_strict
 from ..contracts import Fixture, load_fixtures
 from ..recording import protocol_of as path_protocol
-from ._guard import HostCheck, error, protocol_of
+from ._guard import BodyTooLargeError, HostCheck, error, protocol_of, read_body
 from ._journal import JournalEntry
 from ._script import Script
 from ._server import MockServer, _bind, _loop_factory
@@ -119,7 +119,9 @@ class ReplayApp:
         allowed_hosts: list[str],
         match: Match = "position",
         pacing: bool = False,
+        max_body_bytes: int = 32 * 1024 * 1024,
     ) -> None:
+        self.max_body_bytes = max_body_bytes
         if match not in ("position", "body"):
             raise UsageError(f"match must be 'position' or 'body', not {match!r}")
         self.recordings = recordings
@@ -162,7 +164,13 @@ class ReplayApp:
             headers=headers,
             body=None,
         )
-        raw = await request.body()
+        try:
+            raw = await read_body(request, entry, self.max_body_bytes)
+        except BodyTooLargeError:
+            message = f"request body is over {self.max_body_bytes} bytes"
+            entry.close(413, error(protocol, 413, message), "rejected")
+            return JSONResponse(error(protocol, 413, message), status_code=413,
+                                headers={"connection": "close"})  # fmt: skip
         try:
             body = loads_strict(raw) if raw else None
         except CallgateError as exc:
@@ -267,6 +275,7 @@ def replay_server(
         allowed_hosts=hosts,
         match=match,
         pacing=pacing,
+        max_body_bytes=server.app.max_body_bytes,
     )
     server.app = server.replay  # type: ignore[assignment]
     return server
