@@ -4,6 +4,9 @@
 (httpx or httpx2, sync or async) and tees every exchange to disk without buffering or
 changing the stream. Nothing is written unless redaction kept only allowlisted headers,
 credential query parameters are gone, and the scanner found nothing credential-like.
+``Recorder(dir, pseudonymize=True)`` also replaces provider ids, consistently across its
+files. Replay the folder with ``callgate.mock.MockServer.from_recordings(dir)`` and check
+it for drift with ``callgate check --drift dir``.
 """
 
 from ._recorder import Capture, Recorder, protocol_of
