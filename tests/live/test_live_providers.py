@@ -2,7 +2,9 @@
 
 Runs only with ``CALLGATE_LIVE=1`` and the provider's key in the environment
 (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ``GEMINI_API_KEY``); otherwise every test is
-skipped and says why, so it never runs in CI by default. SDK retries are off and a
+skipped and says why, so it never runs in CI by default. SDK and API versions are pinned
+(Gemini Interactions on ``v1``; the Anthropic SDK sends its ``anthropic-version``), SDK
+retries are off and a
 provider error is a failure. Per protocol: a smoke turn returning short text, then a
 read-only tool loop (one call of a constant lookup, answered, then the final text). Every
 exchange is captured by ``recording_transport`` into ``CALLGATE_LIVE_RECORDINGS`` (default:
@@ -119,7 +121,7 @@ def test_gemini_interactions_smoke_and_tool_loop(recorder: Recorder) -> None:
 
     key = _require("google-genai", genai.__version__)
     http = httpx.Client(transport=recording_transport(httpx.HTTPTransport(), recorder))
-    client = genai.Client(api_key=key, http_options={"httpx_client": http})
+    client = genai.Client(api_key=key, http_options={"httpx_client": http, "api_version": "v1"})
     tools = [{"type": "function", "name": "lookup_capital", "description": "Capital of a country",
               "parameters": {"type": "object", "properties": {"country": {"type": "string"}},
                              "required": ["country"]}}]  # fmt: skip
