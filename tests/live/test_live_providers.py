@@ -4,12 +4,12 @@ Runs only with ``CALLGATE_LIVE=1`` and the provider's key in the environment
 (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ``GEMINI_API_KEY``); otherwise every test is
 skipped and says why, so it never runs in CI by default. SDK and API versions are pinned
 (Gemini Interactions on ``v1``; the Anthropic SDK sends its ``anthropic-version``), SDK
-retries are off and a
-provider error is a failure. Per protocol: a smoke turn returning short text, then a
-read-only tool loop (one call of a constant lookup, answered, then the final text). Every
-exchange is captured by ``recording_transport`` into ``CALLGATE_LIVE_RECORDINGS`` (default:
-a temporary folder), pseudonymised, and each recording must parse with callgate's gate.
-Models can be overridden with ``CALLGATE_LIVE_<PROVIDER>_MODEL``.
+retries are off and a provider error is a failure. Per protocol: a smoke turn returning
+short text, then a read-only tool loop (one call of a constant lookup, answered, then the
+final text). Every exchange is captured by ``recording_transport`` into
+``CALLGATE_LIVE_RECORDINGS`` (default: a temporary folder), pseudonymised, and each
+recording must parse with callgate's gate. Models can be overridden with
+``CALLGATE_LIVE_<PROVIDER>_MODEL``.
 """
 
 from __future__ import annotations
