@@ -16,7 +16,7 @@ PROVIDERS = {
     "gemini_generate_content",
 }
 # Layers that sit on top of the core and may use the optional extras.
-UPPER = {"mock", "ledger", "loop", "cli", "_ledger_cli", "_demo", "pytest_plugin"}
+UPPER = {"mock", "ledger", "loop", "cli", "_ledger_cli", "_recording_cli", "_demo", "pytest_plugin"}
 
 
 def _modules() -> list[Path]:

@@ -79,6 +79,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     check.add_argument("--baseline", default="2026-11", choices=["2026-07-21", "2026-11"])
     check.set_defaults(func=_check)
     add_ledger_parser(sub)
+    from ._recording_cli import register
+
+    register(sub, serve=serve, check=check)  # record, drift, serve --recordings, check --drift
     args = parser.parse_args(argv)
     try:
         code: int = args.func(args)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import os
 import socket
 import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import uvicorn
 
@@ -20,6 +21,9 @@ from ._app import MAX_BODY_BYTES, create_app, host_is_loopback
 from ._journal import MAX_ENTRIES, MAX_PER_TEST, Journal
 from ._script import Script
 from ._state import MAX_SESSIONS, Mismatch, MockState
+
+if TYPE_CHECKING:
+    from ._replay import ReplayApp
 
 __all__ = ["MockServer", "serve_forever"]
 
@@ -39,6 +43,16 @@ class MockServer:
     ``Host``, the bound address or one of ``allowed_hosts`` (else HTTP 403); binding a
     non-loopback address warns. :meth:`reset` forgets everything or one test id.
     """
+
+    replay: ReplayApp | None = None  # set by from_recordings
+
+    @classmethod
+    def from_recordings(cls, directory: str | os.PathLike[str], **options: Any) -> MockServer:
+        """Serve the ``recorded`` fixtures in ``directory`` back byte-exact (options:
+        ``match="position"|"body"``, ``pacing``, and the bounds); see ``mock._replay``."""
+        from ._replay import replay_server
+
+        return replay_server(cls, directory, **options)
 
     def __init__(
         self,
