@@ -34,97 +34,30 @@ from ._guard import (
     HostCheck,
     error,
     host_is_loopback,
-    protocol_of,
     read_body,
     route_names,
 )
+from ._http import (
+    SSE_HEADERS,
+    TEST_ID_HEADER,
+    Reply,
+    begin_entry,
+    reply_response,
+)
 from ._journal import JournalEntry
-from ._respond import Reply, error_body
+from ._providers import PROTOCOLS, protocol_of, provider
 from ._script import Script
-from ._state import CONVERSATION_HEADER, TEST_ID_HEADER, Mismatch, MockState, Session
+from ._state import Mismatch, MockState
 
 __all__ = ["MAX_BODY_BYTES", "MockApp", "create_app", "host_is_loopback"]
 
 MAX_BODY_BYTES = 32 * 1024 * 1024
 
 
-# -- authentication, per provider -----------------------------------------------------------
-
-
-def _bearer(request: Request) -> bool:
-    value = request.headers.get("authorization", "")
-    return value.startswith("Bearer ") and len(value) > len("Bearer ")
-
-
-def _auth_openai(request: Request) -> Reply | None:
-    if _bearer(request):
-        return None
-    message = "You didn't provide an API key. Send it as 'Authorization: Bearer <key>'."
-    return Reply(401, error_body("openai_responses", 401, message))
-
-
-def _auth_azure(request: Request) -> Reply | None:
-    if request.headers.get("api-key") or _bearer(request):
-        return None
-    message = "Access denied due to missing subscription key or Bearer token."
-    return Reply(401, error_body("openai_responses", 401, message))
-
-
-def _auth_anthropic(request: Request) -> Reply | None:
-    if not (request.headers.get("x-api-key") or _bearer(request)):
-        return Reply(401, error_body("anthropic_messages", 401, "x-api-key header is required"))
-    if not request.headers.get("anthropic-version"):
-        message = "anthropic-version: header is required"
-        return Reply(400, error_body("anthropic_messages", 400, message))
-    return None
-
-
-def _auth_gemini(request: Request) -> Reply | None:
-    if request.headers.get("x-goog-api-key") or request.query_params.get("key"):
-        return None
-    message = "Method doesn't allow unregistered callers. Please use an API key."
-    return Reply(401, error_body("gemini_interactions", 401, message))
-
-
-# -- the pipeline ------------------------------------------------------------------------------
-
-_SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
-
-
-def reply_response(entry: JournalEntry, reply: Reply, outcome: str) -> Response:
-    """Journal ``reply`` and turn it into a JSON response."""
-    entry.close(reply.status, reply.body, outcome)
-    return JSONResponse(reply.body, status_code=reply.status, headers=reply.headers)
-
-
-def begin_entry(
-    request: Request, state: MockState, protocol: str | None, test_id: str | None = None
-) -> JournalEntry:
-    # Read the raw ASGI scope: building Starlette's URL object twice per request showed up
-    # as the largest single cost of the journal.
-    scope = request.scope
-    headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
-    return state.journal.begin(
-        test_id=test_id if test_id is not None else headers.get(TEST_ID_HEADER, "default"),
-        conversation=headers.get(CONVERSATION_HEADER, "default"),
-        protocol=protocol,
-        method=scope["method"],
-        path=scope["path"],
-        query=scope["query_string"].decode("latin-1"),
-        headers=headers,
-        body=None,
-    )
-
-
 def too_large(protocol: str | None, entry: JournalEntry, limit: int) -> Response:
     """The journaled 413 for an oversized body (the connection is closed after it)."""
     message = f"Request payload size exceeds the limit: {limit} bytes (got {entry.body_size})."
-    body = error(protocol, 413, message)
-    if protocol == "anthropic_messages":
-        body["error"]["type"] = "request_too_large"  # Anthropic's 413 error type
-    elif protocol == "gemini_interactions":
-        body["error"]["status"] = "INVALID_ARGUMENT"  # Google's status for a payload too big
-    reply = Reply(413, body, {"connection": "close"})
+    reply = Reply(413, error(protocol, 413, message), {"connection": "close"})
     return reply_response(entry, reply, "rejected")
 
 
@@ -142,6 +75,8 @@ async def read_json(request: Request, entry: JournalEntry, limit: int = MAX_BODY
 
 
 def _endpoint(protocol: str, auth: Callable[[Request], Reply | None], limit: int) -> Any:
+    error_body = provider(protocol).error_body
+
     async def endpoint(request: Request) -> Response:
         state: MockState = request.app.state.callgate
         entry = begin_entry(request, state, protocol)
@@ -159,17 +94,15 @@ def _endpoint(protocol: str, auth: Callable[[Request], Reply | None], limit: int
             return too_large(protocol, entry, limit)
         except CallgateError as exc:
             message = f"request body is not valid JSON: {exc}"
-            return reply_response(entry, Reply(400, error_body(protocol, 400, message)), "rejected")
+            return reply_response(entry, Reply(400, error_body(400, message)), "rejected")
         if not isinstance(body, dict):
-            reply = Reply(400, error_body(protocol, 400, "body must be a JSON object"))
+            reply = Reply(400, error_body(400, "body must be a JSON object"))
             return reply_response(entry, reply, "rejected")
         turn = state.next_turn(session, conversation)
         reply = _faults.turn_http_error(state, session, conversation, turn, protocol)
         if reply is not None:
             return reply_response(entry, reply, "fault")
-        reply = _store.precheck(state, session, protocol, body) or _validate.check(
-            state, session, protocol, body
-        )
+        reply = _validate.check(state, session, protocol, body)
         if reply is not None:
             return reply_response(entry, reply, "rejected")
         outcome = state.take(session, conversation, protocol, body)
@@ -178,7 +111,7 @@ def _endpoint(protocol: str, auth: Callable[[Request], Reply | None], limit: int
             message = f"callgate mock: request does not match the script{where}: " + "; ".join(
                 outcome.problems
             )
-            reply = Reply(400, error_body(protocol, 400, message))
+            reply = Reply(400, error_body(400, message))
             entry.close(400, reply.body, "mismatch", outcome.location, outcome.problems)
             return JSONResponse(reply.body, status_code=400)
         _store.record(state, session, protocol, outcome)
@@ -194,7 +127,7 @@ def _endpoint(protocol: str, auth: Callable[[Request], Reply | None], limit: int
             # A finite, unpaced stream: one body message, no disconnect-listening task.
             entry.close(200, _text(plan.body), "matched", location)
             return Response(
-                plan.body, media_type="text/event-stream", headers={**_SSE_HEADERS, **headers}
+                plan.body, media_type="text/event-stream", headers={**SSE_HEADERS, **headers}
             )
 
         async def stream() -> AsyncIterator[bytes]:
@@ -208,7 +141,7 @@ def _endpoint(protocol: str, auth: Callable[[Request], Reply | None], limit: int
                 entry.close(200, text, "matched", location)
 
         return _HeldStream(
-            state, stream(), media_type="text/event-stream", headers={**_SSE_HEADERS, **headers}
+            state, stream(), media_type="text/event-stream", headers={**SSE_HEADERS, **headers}
         )
 
     return endpoint
@@ -244,16 +177,18 @@ class _HeldStream(StreamingResponse):
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
-def _gemini_versioned(endpoint: Any) -> Any:
-    async def versioned(request: Request) -> Response:
-        if request.path_params["version"] not in ("v1", "v1beta"):
-            entry = begin_entry(request, request.app.state.callgate, "gemini_interactions")
-            reply = Reply(404, error_body("gemini_interactions", 404, "unknown API version"))
+def _refusing(endpoint: Any, refuse: Callable[[Request], Reply | None], protocol: str) -> Any:
+    """``endpoint`` behind a check of the path itself (e.g. an unknown API version)."""
+
+    async def checked(request: Request) -> Response:
+        reply = refuse(request)
+        if reply is not None:
+            entry = begin_entry(request, request.app.state.callgate, protocol)
             return reply_response(entry, reply, "rejected")
         response: Response = await endpoint(request)
         return response
 
-    return versioned
+    return checked
 
 
 async def _journal(request: Request) -> Response:
@@ -415,37 +350,25 @@ def create_app(
     Raises :class:`~callgate.mock.ScriptError` if the script's faults or validation
     switches are invalid.
     """
-    _validate.check_script(script)
-    _faults.check_script(script)
-    limit = max_body_bytes
-    openai = _endpoint("openai_responses", _auth_openai, limit)
-    azure = _endpoint("openai_responses", _auth_azure, limit)
-    anthropic = _endpoint("anthropic_messages", _auth_anthropic, limit)
-    gemini = _endpoint("gemini_interactions", _auth_gemini, limit)
-    routes = [
-        Route("/openai/v1/responses", openai, methods=["POST"]),
-        Route("/azure-openai/openai/v1/responses", azure, methods=["POST"]),
-        Route("/anthropic/v1/messages", anthropic, methods=["POST"]),
-        Route("/gemini/{version:str}/interactions", _gemini_versioned(gemini), methods=["POST"]),
+    _validate.check_switches(script)
+    _faults.check_faults(script)
+    routes: list[Route] = []
+    fast: dict[str, Any] = {}
+    for protocol in PROTOCOLS:
+        for spec in provider(protocol).endpoints:
+            endpoint = _endpoint(protocol, spec.auth, max_body_bytes)
+            # The router also reaches the path's other spellings: check those first.
+            routed = endpoint if spec.refuse is None else _refusing(endpoint, spec.refuse, protocol)
+            routes.append(Route(spec.path, routed, methods=["POST"]))
+            fast |= dict.fromkeys(spec.fast, endpoint)
+    routes += [
         Route("/_callgate/journal", _journal, methods=["GET"]),
         Route("/_callgate/reset", _reset, methods=["POST"]),
-        *_store.state_routes(),
-        *_faults.control_routes(),
     ]
+    for protocol in PROTOCOLS:
+        routes += provider(protocol).state_routes()
+    routes += _faults.control_routes()
     inner = Starlette(routes=routes, exception_handlers={404: _unrouted, 405: _unrouted})
     inner.state.callgate = state if state is not None else MockState(script)
     inner.state.routes = route_names(routes)
-    fast = {
-        "/openai/v1/responses": openai,
-        "/azure-openai/openai/v1/responses": azure,
-        "/anthropic/v1/messages": anthropic,
-        "/gemini/v1/interactions": gemini,
-        "/gemini/v1beta/interactions": gemini,
-    }
     return MockApp(inner, fast, max_body_bytes=max_body_bytes, allowed_hosts=allowed_hosts)
-
-
-def session_of(request: Request) -> tuple[MockState, Session]:
-    """The state and the caller's session (by ``x-callgate-test-id``)."""
-    state: MockState = request.app.state.callgate
-    return state, state.session(request.headers.get(TEST_ID_HEADER, "default"))

@@ -18,14 +18,19 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from ._respond import Reply
-from ._store_state import SessionStore
-from ._validate_errors import anthropic_400
+from .._http import Reply
+from .._store_state import SessionStore
 
-__all__ = ["check_anthropic"]
+__all__ = ["anthropic_400", "check"]
 
 _THINKING = ("thinking", "redacted_thinking")
 _DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+
+
+def anthropic_400(message: str) -> Reply:
+    """``{"type": "error", "error": {"type": "invalid_request_error", "message"}}``."""
+    return Reply(400, {"type": "error", "error": {"type": "invalid_request_error",
+                                                  "message": message}})  # fmt: skip
 
 
 def _blocks(message: Any) -> list[Any]:
@@ -116,7 +121,7 @@ def _role(message: Any) -> Any:
     return message.get("role") if isinstance(message, dict) else None
 
 
-def check_anthropic(store: SessionStore, body: dict[str, Any], on: Collection[str]) -> Reply | None:
+def check(store: SessionStore, body: dict[str, Any], on: Collection[str]) -> Reply | None:
     """The first problem the enabled checks find, as Anthropic's 400; ``None`` if none."""
     raw = body.get("messages")
     messages: list[Any] = raw if isinstance(raw, list) else []

@@ -1,5 +1,8 @@
 """OpenAI Responses: is this continuation one the real API would accept?
 
+First ``openai_previous_response_found``: a ``previous_response_id`` must name a stored,
+undeleted response of this session (OpenAI's 400 ``previous_response_not_found``).
+
 The context of a request is the chain its ``previous_response_id`` names (that response
 and the ones it continued) plus the items replayed in ``input``. An ``item_reference``
 input item (``{"type": "item_reference", "id"}``; ``type`` is optional) stands for the
@@ -26,13 +29,34 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from ._respond import Reply
-from ._store_state import SessionStore
-from ._validate_errors import openai_error
+from .._http import Reply
+from .._store_state import SessionStore
 
-__all__ = ["check_openai"]
+__all__ = ["check", "openai_error"]
 
 _PROTOCOL = "openai_responses"
+
+
+def openai_error(
+    status: int, message: str, *, param: str | None = None, code: str | None = None
+) -> Reply:
+    """``{"error": {"message", "type": "invalid_request_error", "param", "code"}}``."""
+    body = {"error": {"message": message, "type": "invalid_request_error", "param": param,
+                      "code": code}}  # fmt: skip
+    return Reply(status, body)
+
+
+def _previous_problem(store: SessionStore, body: dict[str, Any]) -> Reply | None:
+    """``openai_previous_response_found``: the previous id names a stored response."""
+    previous = body.get("previous_response_id")
+    if previous is None or store.referable(_PROTOCOL, previous) is not None:
+        return None
+    return openai_error(
+        400,
+        f"Previous response with id '{previous}' not found.",
+        param="previous_response_id",
+        code="previous_response_not_found",
+    )
 
 
 def _items(body: dict[str, Any]) -> list[Any]:
@@ -211,8 +235,12 @@ def _no_output(call_id: Any) -> Reply:
     return openai_error(400, f"No tool output found for function call {call_id}.", param="input")
 
 
-def check_openai(store: SessionStore, body: dict[str, Any], on: Collection[str]) -> Reply | None:
-    """The first problem the enabled checks find, as OpenAI's 400; ``None`` if none."""
+def check(store: SessionStore, body: dict[str, Any], on: Collection[str]) -> Reply | None:
+    """The first problem the enabled checks find, as OpenAI's error; ``None`` if none."""
+    if "openai_previous_response_found" in on:
+        problem = _previous_problem(store, body)
+        if problem is not None:
+            return problem
     items = _items(body)
     previous = store.get(_PROTOCOL, body.get("previous_response_id"))
     chain_calls: set[str] = set()
