@@ -168,9 +168,7 @@ def test_render_of_an_unstored_stream_sends_empty_ids_and_no_event_ids() -> None
 
 
 def test_render_of_an_unstored_body_has_no_id() -> None:
-    body = render.render_body(
-        interaction_id=None, model="m", steps=SPEC, status="requires_action"
-    )
+    body = render.render_body(interaction_id=None, model="m", steps=SPEC, status="requires_action")
     assert "id" not in body
     assert parse_interaction(body, source="create").interaction_id is None
     stored = render.render_body(
