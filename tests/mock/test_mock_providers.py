@@ -21,7 +21,7 @@ def test_every_served_protocol_is_a_registered_room_with_its_own_provider() -> N
         record = provider(protocol)
         assert record.protocol == protocol
         assert protocol_of(record.endpoints[0].fast[0]) == protocol
-    assert VALIDATION_CHECKS == tuple(c for p in PROTOCOLS for c in provider(p).checks)
+    assert tuple(c for p in PROTOCOLS for c in provider(p).checks) == VALIDATION_CHECKS
 
 
 def test_a_protocol_the_mock_does_not_serve_has_no_provider() -> None:
