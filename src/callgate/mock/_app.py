@@ -1,8 +1,10 @@
 """The mock provider as a small ASGI app (Starlette), composed from plain functions.
 
-Each provider route runs one pipeline: journal → runtime faults → credentials → body →
-scripted HTTP faults → stored-state references → provider-native validation → script
-match → render → store → stream (with stream faults) → journal. Every request consumes
+Each provider route (its provider's :class:`~._providers.Endpoint`) runs one pipeline:
+journal → runtime faults → credentials → body → then the stages of ``_STAGES``: scripted
+HTTP faults → native checks (stored-object references first, then the provider's
+continuation rules) → script match, render, store and stream (with stream faults) →
+journal. Every request consumes
 the next turn of its conversation in its session; a request that matches no turn gets
 HTTP 400 in the provider's own error shape naming each mismatch, and it is recorded.
 
@@ -16,6 +18,7 @@ and methods get a JSON 404/405 naming the routes served, all in the provider's s
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
@@ -46,8 +49,8 @@ from ._http import (
 )
 from ._journal import JournalEntry
 from ._providers import PROTOCOLS, protocol_of, provider
-from ._script import Script
-from ._state import Mismatch, MockState
+from ._script import Script, ScriptTurn
+from ._state import Mismatch, MockState, Session
 
 __all__ = ["MAX_BODY_BYTES", "MockApp", "create_app", "host_is_loopback"]
 
@@ -74,17 +77,104 @@ async def read_json(request: Request, entry: JournalEntry, limit: int = MAX_BODY
     return body
 
 
+@dataclasses.dataclass(slots=True)
+class _Call:
+    """One provider request on its way through the pipeline."""
+
+    request: Request
+    state: MockState
+    protocol: str
+    entry: JournalEntry
+    session: Session
+    conversation: str
+    body: dict[str, Any]
+    turn: ScriptTurn | None = None
+
+
+Stage = Callable[[_Call], Response | None]
+"""A pipeline stage: a response ends the request, ``None`` passes it on."""
+
+
+def _runtime_fault(call: _Call) -> Response | None:
+    """A runtime ``http_error`` armed for this test id answers before anything else."""
+    reply = _faults.before_request(call.state, call.session, call.protocol)
+    return None if reply is None else reply_response(call.entry, reply, "fault")
+
+
+def _scripted_fault(call: _Call) -> Response | None:
+    """The next turn's scripted ``http_error`` (the turn is not consumed)."""
+    call.turn = turn = call.state.next_turn(call.session, call.conversation)
+    reply = _faults.turn_http_error(
+        call.state, call.session, call.conversation, turn, call.protocol
+    )
+    return None if reply is None else reply_response(call.entry, reply, "fault")
+
+
+def _native_checks(call: _Call) -> Response | None:
+    """Stored-object references and the provider's own continuation rules."""
+    reply = _validate.check(call.state, call.session, call.protocol, call.body)
+    return None if reply is None else reply_response(call.entry, reply, "rejected")
+
+
+def _match_and_send(call: _Call) -> Response:
+    """Match the script's turn, render it, remember it and send it (with stream faults)."""
+    state, session, entry = call.state, call.session, call.entry
+    outcome = state.take(session, call.conversation, call.protocol, call.body)
+    if isinstance(outcome, Mismatch):
+        where = f" at {outcome.location}" if outcome.location else ""
+        message = f"callgate mock: request does not match the script{where}: " + "; ".join(
+            outcome.problems
+        )
+        body = provider(call.protocol).error_body(400, message)
+        entry.close(400, body, "mismatch", outcome.location, outcome.problems)
+        return JSONResponse(body, status_code=400)
+    _store.record(state, session, call.protocol, outcome)
+    rendered = outcome.rendered
+    location = outcome.turn.location
+    headers = {"request-id": rendered.response_id}
+    if rendered.body is not None:
+        entry.close(200, rendered.body, "matched", location)
+        return JSONResponse(rendered.body, headers=headers)
+    plan = _faults.stream_plan(state, session, outcome)
+    if plan.simple:
+        # A finite, unpaced stream: one body message, no disconnect-listening task.
+        entry.close(200, _text(plan.body), "matched", location)
+        return Response(
+            plan.body, media_type="text/event-stream", headers={**SSE_HEADERS, **headers}
+        )
+
+    async def stream() -> AsyncIterator[bytes]:
+        sent: list[bytes] = []
+        try:
+            async for frame in _faults.send(state, plan):
+                sent.append(frame)
+                yield frame
+        finally:
+            text = b"".join(sent).decode("utf-8", "replace")
+            entry.close(200, text, "matched", location)
+
+    return _HeldStream(
+        state, stream(), media_type="text/event-stream", headers={**SSE_HEADERS, **headers}
+    )
+
+
+# The stages after credentials and body, in order (the module docstring's list).
+_STAGES: tuple[Stage, ...] = (_scripted_fault, _native_checks, _match_and_send)
+
+
 def _endpoint(protocol: str, auth: Callable[[Request], Reply | None], limit: int) -> Any:
     error_body = provider(protocol).error_body
 
     async def endpoint(request: Request) -> Response:
         state: MockState = request.app.state.callgate
         entry = begin_entry(request, state, protocol)
-        session = state.session(entry.test_id)
-        conversation = entry.conversation or "default"
-        reply = _faults.before_request(state, session, protocol)
-        if reply is not None:
-            return reply_response(entry, reply, "fault")
+        call = _Call(
+            request, state, protocol, entry, state.session(entry.test_id),
+            entry.conversation or "default", {},
+        )  # fmt: skip
+        response = _runtime_fault(call)
+        if response is not None:
+            return response
         reply = auth(request)
         if reply is not None:
             return reply_response(entry, reply, "rejected")
@@ -98,51 +188,12 @@ def _endpoint(protocol: str, auth: Callable[[Request], Reply | None], limit: int
         if not isinstance(body, dict):
             reply = Reply(400, error_body(400, "body must be a JSON object"))
             return reply_response(entry, reply, "rejected")
-        turn = state.next_turn(session, conversation)
-        reply = _faults.turn_http_error(state, session, conversation, turn, protocol)
-        if reply is not None:
-            return reply_response(entry, reply, "fault")
-        reply = _validate.check(state, session, protocol, body)
-        if reply is not None:
-            return reply_response(entry, reply, "rejected")
-        outcome = state.take(session, conversation, protocol, body)
-        if isinstance(outcome, Mismatch):
-            where = f" at {outcome.location}" if outcome.location else ""
-            message = f"callgate mock: request does not match the script{where}: " + "; ".join(
-                outcome.problems
-            )
-            reply = Reply(400, error_body(400, message))
-            entry.close(400, reply.body, "mismatch", outcome.location, outcome.problems)
-            return JSONResponse(reply.body, status_code=400)
-        _store.record(state, session, protocol, outcome)
-        rendered = outcome.rendered
-        location = outcome.turn.location
-        headers = {"request-id": rendered.response_id}
-        if rendered.body is not None:
-            entry.close(200, rendered.body, "matched", location)
-            return JSONResponse(rendered.body, headers=headers)
-
-        plan = _faults.stream_plan(state, session, outcome)
-        if plan.simple:
-            # A finite, unpaced stream: one body message, no disconnect-listening task.
-            entry.close(200, _text(plan.body), "matched", location)
-            return Response(
-                plan.body, media_type="text/event-stream", headers={**SSE_HEADERS, **headers}
-            )
-
-        async def stream() -> AsyncIterator[bytes]:
-            sent: list[bytes] = []
-            try:
-                async for frame in _faults.send(state, plan):
-                    sent.append(frame)
-                    yield frame
-            finally:
-                text = b"".join(sent).decode("utf-8", "replace")
-                entry.close(200, text, "matched", location)
-
-        return _HeldStream(
-            state, stream(), media_type="text/event-stream", headers={**SSE_HEADERS, **headers}
-        )
+        call.body = body
+        for stage in _STAGES:
+            response = stage(call)
+            if response is not None:
+                return response
+        raise AssertionError("the last stage always answers")  # pragma: no cover
 
     return endpoint
 
