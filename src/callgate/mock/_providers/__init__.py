@@ -31,16 +31,15 @@ if TYPE_CHECKING:
 __all__ = [
     "PROTOCOLS",
     "Endpoint",
+    "Event",
     "Ids",
     "Provider",
     "RenderedTurn",
-    "Split",
     "protocol_of",
     "provider",
 ]
 
 Event = dict[str, Any]
-Split = Callable[[str], list[str]]
 Ids = Callable[..., str]
 """``ids(prefix, kind, n=0, size=24)``: a deterministic id for one thing of a turn."""
 
