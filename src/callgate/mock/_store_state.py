@@ -71,14 +71,8 @@ class SessionStore:
 
     def __init__(self) -> None:
         self.records: dict[str, Record] = {}
-        # OpenAI: output item id -> the item as emitted; reasoning id -> the item after it.
-        self.items: dict[str, dict[str, Any]] = {}
-        self.item_owner: dict[str, str] = {}  # output item id -> the record that emitted it
-        self.followers: dict[str, dict[str, Any] | None] = {}
-        # Anthropic: (signature, thinking) pairs emitted; tool_use id -> whether its message
-        # started with a thinking block.
-        self.thinking: set[tuple[str, str]] = set()
-        self.thinking_first: dict[str, bool] = {}
+        # protocol -> its provider's index of what was emitted (built by its ``index``)
+        self.indexes: dict[str, Any] = {}
         self._pending: list[Record] = []
 
     def add(self, record: Record) -> None:

@@ -26,15 +26,34 @@ in order:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection
 from typing import Any
 
 from .._http import Reply
 from .._store_state import SessionStore
 
-__all__ = ["check", "openai_error"]
+__all__ = ["Emitted", "check", "emitted_index", "openai_error"]
 
 _PROTOCOL = "openai_responses"
+
+
+@dataclasses.dataclass(slots=True)
+class Emitted:
+    """The output items this session's mock emitted, for replayed items to be checked."""
+
+    items: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)  # id -> item
+    owner: dict[str, str] = dataclasses.field(default_factory=dict)  # id -> record id
+    # reasoning item id -> the item that followed it in the output
+    followers: dict[str, dict[str, Any] | None] = dataclasses.field(default_factory=dict)
+
+
+def emitted_index(store: SessionStore) -> Emitted:
+    """This session's index (filled by the provider's ``index``)."""
+    found: Emitted | None = store.indexes.get(_PROTOCOL)
+    if found is None:
+        found = store.indexes[_PROTOCOL] = Emitted()
+    return found
 
 
 def openai_error(
@@ -81,9 +100,9 @@ def _resolve(items: list[Any], store: SessionStore) -> tuple[list[Any], Any]:
         found = None
         if _is_reference(item):
             item_id = item.get("id")
-            owner = store.item_owner.get(item_id) if isinstance(item_id, str) else None
+            owner = emitted_index(store).owner.get(item_id) if isinstance(item_id, str) else None
             if owner is not None and store.referable(_PROTOCOL, owner) is not None:
-                found = store.items[item_id]
+                found = emitted_index(store).items[item_id]
             elif unknown is None:
                 unknown = item_id
         resolved.append(dict(found) if found is not None else item)
@@ -141,7 +160,7 @@ def _replay_problem(items: list[Any], store: SessionStore) -> Reply | None:
             continue
         if _is_reference(item):  # left unresolved: openai_item_reference_found is off
             continue
-        emitted = store.items.get(item["id"])
+        emitted = emitted_index(store).items.get(item["id"])
         if emitted is None:
             continue
         secret = item.get("encrypted_content")
@@ -183,7 +202,7 @@ def _reasoning_problem(items: list[Any], store: SessionStore) -> Reply | None:
     for position, item in enumerate(items):
         if not isinstance(item, dict) or item.get("type") != "reasoning":
             continue
-        following = store.followers.get(str(item.get("id")))
+        following = emitted_index(store).followers.get(str(item.get("id")))
         if following is None:
             continue
         after = items[position + 1] if position + 1 < len(items) else None

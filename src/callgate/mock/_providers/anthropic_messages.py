@@ -24,7 +24,7 @@ from .._http import Reply, bearer
 from .._render_turn import arguments, usage
 from .._requests import FunctionResult, RequestView, list_of, texts, tool_names
 from . import Endpoint, Event, Ids, Provider, RenderedTurn
-from ._anthropic_messages_checks import check
+from ._anthropic_messages_checks import check, emitted_index
 
 if TYPE_CHECKING:
     from .._script import ScriptTurn
@@ -247,11 +247,12 @@ def index(store: SessionStore, record: Record) -> None:
     started with thinking."""
     blocks = emitted_blocks(record)
     starts_with_thinking = bool(blocks) and blocks[0].get("type") in _THINKING
+    found = emitted_index(store)
     for block in blocks:
         if block.get("type") == "thinking":
-            store.thinking.add((str(block.get("signature", "")), str(block.get("thinking", ""))))
+            found.thinking.add((str(block.get("signature", "")), str(block.get("thinking", ""))))
         elif block.get("type") == "tool_use" and isinstance(block.get("id"), str):
-            store.thinking_first[block["id"]] = starts_with_thinking
+            found.thinking_first[block["id"]] = starts_with_thinking
 
 
 def _no_routes() -> list[Route]:

@@ -30,7 +30,7 @@ from .._http import Rendered, Reply, bearer, begin_entry, reply_response, sessio
 from .._render_turn import arguments, usage
 from .._requests import FunctionResult, RequestView, list_of, texts, tool_names
 from . import Endpoint, Event, Ids, Provider, RenderedTurn
-from ._openai_responses_checks import check, openai_error
+from ._openai_responses_checks import check, emitted_index, openai_error
 
 if TYPE_CHECKING:
     from .._script import ScriptTurn
@@ -241,15 +241,16 @@ def emitted_items(rendered: Rendered) -> list[dict[str, Any]]:
 def index(store: SessionStore, record: Record) -> None:
     """Index a record's output items by id, and the item after each reasoning item."""
     items = emitted_items(record.received)
+    found = emitted_index(store)
     for position, item in enumerate(items):
         item_id = item.get("id")
         if not isinstance(item_id, str):
             continue
-        store.items[item_id] = item
-        store.item_owner[item_id] = record.id
+        found.items[item_id] = item
+        found.owner[item_id] = record.id
         if item.get("type") == "reasoning":
             following = items[position + 1] if position + 1 < len(items) else None
-            store.followers[item_id] = following
+            found.followers[item_id] = following
 
 
 # -- stored responses -------------------------------------------------------------------------
