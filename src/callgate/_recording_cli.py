@@ -157,7 +157,7 @@ def _serve_recordings(args: argparse.Namespace, fallback: Callable[..., int]) ->
             print("callgate serve: give --script FILE or --recordings DIR", file=sys.stderr)
             return 2
         return fallback(args)
-    from .mock._replay import serve_recordings_forever
+    from .mock._server import serve_recordings_forever
 
     def ready(server: Any) -> None:
         print(f"callgate replaying {args.recordings} on {server.url}")

@@ -20,10 +20,9 @@ import asyncio
 import dataclasses
 import os
 import threading
-from collections.abc import AsyncIterator, Callable
-from typing import Any, Literal
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any, Literal
 
-import uvicorn
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
@@ -34,10 +33,12 @@ from ..recording import protocol_of as path_protocol
 from ._guard import BodyTooLargeError, HostCheck, error, protocol_of, read_body
 from ._journal import JournalEntry
 from ._script import Script
-from ._server import MockServer, _bind, _loop_factory
 from ._state import CONVERSATION_HEADER, TEST_ID_HEADER, MockState
 
-__all__ = ["ReplayApp", "load_recordings", "replay_server", "serve_recordings_forever"]
+if TYPE_CHECKING:
+    from ._server import MockServer
+
+__all__ = ["Match", "ReplayApp", "load_recordings", "replay_server"]
 
 Match = Literal["position", "body"]
 _DROPPED_HEADERS = frozenset({"content-length", "transfer-encoding", "connection"})
@@ -279,32 +280,3 @@ def replay_server(
     )
     server.app = server.replay  # type: ignore[assignment]
     return server
-
-
-def serve_recordings_forever(
-    directory: str | os.PathLike[str],
-    *,
-    host: str = "127.0.0.1",
-    port: int = 0,
-    match: Match = "position",
-    pacing: bool = False,
-    on_ready: Callable[[MockServer], None] | None = None,
-) -> None:
-    """``callgate serve --recordings DIR``: replay in the foreground until interrupted."""
-    mock = replay_server(MockServer, directory, match=match, pacing=pacing, host=host, port=port)
-    sock = _bind(host, port)
-    mock._socket = sock
-    config = uvicorn.Config(
-        mock.app, log_level="warning", lifespan="off", access_log=False, ws="none"
-    )
-    server = uvicorn.Server(config)
-    if on_ready is not None:
-        on_ready(mock)
-    try:
-        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-            runner.run(server.serve(sockets=[sock]))
-    except KeyboardInterrupt:
-        pass
-    finally:
-        mock.state.closing.set()
-        sock.close()

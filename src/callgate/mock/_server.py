@@ -23,9 +23,9 @@ from ._script import Script
 from ._state import MAX_SESSIONS, Mismatch, MockState
 
 if TYPE_CHECKING:
-    from ._replay import ReplayApp
+    from ._replay import Match, ReplayApp
 
-__all__ = ["MockServer", "serve_forever"]
+__all__ = ["MockServer", "serve_forever", "serve_recordings_forever"]
 
 
 class MockServer:
@@ -269,6 +269,37 @@ def serve_forever(
     gc.collect()
     gc.freeze()
     gc.set_threshold(100_000, 50, 1_000)
+    try:
+        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+            runner.run(server.serve(sockets=[sock]))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        mock.state.closing.set()
+        sock.close()
+
+
+def serve_recordings_forever(
+    directory: str | os.PathLike[str],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    match: Match = "position",
+    pacing: bool = False,
+    on_ready: Callable[[MockServer], None] | None = None,
+) -> None:
+    """``callgate serve --recordings DIR``: replay in the foreground until interrupted."""
+    from ._replay import replay_server
+
+    mock = replay_server(MockServer, directory, match=match, pacing=pacing, host=host, port=port)
+    sock = _bind(host, port)
+    mock._socket = sock
+    config = uvicorn.Config(
+        mock.app, log_level="warning", lifespan="off", access_log=False, ws="none"
+    )
+    server = uvicorn.Server(config)
+    if on_ready is not None:
+        on_ready(mock)
     try:
         with asyncio.Runner(loop_factory=_loop_factory()) as runner:
             runner.run(server.serve(sockets=[sock]))
