@@ -101,3 +101,17 @@ def test_a_definite_http_error_is_not_retried(ledger: Ledger, remote: Path) -> N
     assert result.status == "refused"
     assert isinstance(result.error, ProviderHTTPError)
     assert not result.error.retryable
+
+
+def test_a_503_is_retried_even_with_provider_side_effects(ledger: Ledger, remote: Path) -> None:
+    # An HTTP error before any event started no turn: retrying it is not a re-send in doubt.
+    specs = refund_specs(remote)
+    with (
+        MockServer(_http_script(503, 1)) as server,
+        make_loop(server, ledger, "openai-stateful", specs, provider_side_effects=True) as loop,
+    ):
+        result = loop.run("run-h", "Refund order 42.")
+    assert result.status == "final"
+    states = [r.state for r in ledger.requests("run-h")]
+    assert states[0] is RequestState.FAILED_DEFINITE
+    assert remote_count(remote) == 1

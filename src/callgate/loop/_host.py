@@ -201,7 +201,7 @@ class HostLoop:
             self._record(run_id, lease, req.body, carries=req.carries_turn)  # re-send (R5)
             return None
         else:
-            got = self._post(req)
+            got = self._post(req, lease)
         if got is None:
             return None
         if isinstance(got, LoopResult):
@@ -267,15 +267,19 @@ class HostLoop:
         )
         self._ledger.fault(f"after_{point}_record")
 
-    def _post(self, req: RequestRecord) -> tuple[Any, Any, str] | LoopResult | None:
-        """Send the recorded request once; None: in doubt, the next step reconciles it."""
+    def _post(
+        self, req: RequestRecord, lease: RunLease
+    ) -> tuple[Any, Any, str] | LoopResult | None:
+        """Send the recorded request once; None: the next step goes on from the ledger."""
         self._ledger.mark_sent(req.request_id)
         try:
             return self._stream(req)
         except ProviderHTTPError as exc:
-            if exc.retryable and self._spend_retry():
-                return None
+            # An HTTP error before any event: the provider started no turn (definite).
             self._ledger.request_failed(req.request_id, definite=True, reason=str(exc))
+            if exc.retryable and self._spend_retry():
+                self._record(req.run_id, lease, req.body, carries=req.carries_turn)
+                return None
             return self._refuse(req.run_id, req, exc, failed=True)
         except CallgateError as exc:  # the stream broke a protocol rule: nothing runs
             return self._refuse(req.run_id, req, exc)
