@@ -12,7 +12,7 @@ ledger's fault hook; the crash matrix kills the process there.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._digest import canonical_digest
@@ -29,10 +29,10 @@ from ..ledger import (
     RunLease,
     TurnInput,
 )
-from ..sse import SSEDecoder
 from ._adapters import Adapter, Config, adapter_for
 from ._model import LoopError, LoopResult, ProviderHTTPError, Send, ToolSpec
 from ._transport import HTTPTransport, is_transport_error
+from ._wire import TurnIdWatch, feed_stream, reparse
 
 __all__ = ["MODEL_FAULT_POINTS", "HostLoop"]
 
@@ -211,7 +211,7 @@ class HostLoop:
     def _after_turn(
         self, run_id: str, lease: RunLease, req: RequestRecord, seq: int
     ) -> LoopResult | None:
-        turn = self._reparse(self._ledger.turn_snapshot(run_id, seq))
+        turn = reparse(self._adapter.room(), self._ledger.turn_snapshot(run_id, seq))
         if self._adapter.kind(turn) == "final":
             return self._result(run_id, "final", text=self._adapter.text(turn))
         for effect in self._turn_effects(run_id, seq):
@@ -297,20 +297,22 @@ class HostLoop:
 
     def _stream(self, req: RequestRecord) -> tuple[Any, Any, str]:
         point = "request" if req.carries_turn is None else "continuation"
-        room = self._adapter.room()
-        parser = room.Parser()
-        watch = _TurnIdWatch(self._adapter)
+        parser = self._adapter.room().Parser()
+        watch = TurnIdWatch(self._adapter.event_turn_id)
+
+        def found(turn_id: str) -> None:
+            self._identify(req, turn_id, point)
+
         if self._transport is not None:
             with self._transport.post_stream(self._adapter.path, req.body, self._headers) as it:
                 self._ledger.fault(f"after_{point}_sent")
-                raw = self._feed_bytes(req, parser, watch, it, point)
-            snapshot: Any = {"sse": raw.decode("utf-8")}
+                snapshot = feed_stream(parser, watch, it, found)
         else:
             if self._send is None:  # pragma: no cover - the constructor requires one
                 raise LoopError("no transport and no send()")
             items = self._send(req.body, dict(self._headers))
             self._ledger.fault(f"after_{point}_sent")
-            snapshot = self._feed_items(req, parser, watch, items, point)
+            snapshot = feed_stream(parser, watch, items, found)
         turn = parser.finish()
         tid = watch.turn_id or self._adapter.turn_id(turn)
         if tid is None:  # an unstored Gemini interaction has no id: a local one
@@ -324,43 +326,6 @@ class HostLoop:
         self._ledger.fault(
             "after_first_event" if point == "request" else f"after_{point}_identified"
         )
-
-    def _feed_bytes(
-        self,
-        req: RequestRecord,
-        parser: Any,
-        watch: _TurnIdWatch,
-        chunks: Iterable[bytes],
-        point: str,
-    ) -> bytes:
-        kept = bytearray()
-        for chunk in chunks:
-            kept += chunk
-            parser.feed_bytes(chunk)
-            if watch.bytes(chunk):
-                self._identify(req, watch.turn_id or "", point)
-        return bytes(kept)
-
-    def _feed_items(
-        self, req: RequestRecord, parser: Any, watch: _TurnIdWatch, items: Iterable[Any], point: str
-    ) -> Any:
-        events: list[Any] = []
-        raw = bytearray()
-        for item in items:
-            if isinstance(item, bytes | bytearray | memoryview):
-                raw += item
-                parser.feed_bytes(item)
-                found = watch.bytes(bytes(item))
-            else:
-                obj = _event_dict(item)
-                parser.feed_event(obj)
-                events.append(obj)
-                found = watch.event(obj)
-            if found:
-                self._identify(req, watch.turn_id or "", point)
-        if raw and events:
-            raise UsageError("send() must yield either SSE bytes or event objects, not both")
-        return {"sse": bytes(raw).decode("utf-8")} if raw else {"events": events}
 
     def _retrievable(self, req: RequestRecord) -> bool:
         body = req.body if isinstance(req.body, Mapping) else {}
@@ -377,15 +342,10 @@ class HostLoop:
             raise LoopError("the turn is not retrievable")
         tid = req.provider_turn_id or ""
         path, kind = self._adapter.retrieve(tid)
-        room = self._adapter.room()
         try:
             data = self._transport.get(path, self._headers, stream=kind == "sse")
-            if kind == "body":
-                obj = loads_strict(data)
-                return room.parse_response(obj), {"body": obj}, tid
-            parser = room.Parser()
-            parser.feed_bytes(data)
-            return parser.finish(), {"sse": data.decode("utf-8")}, tid
+            snapshot = {"body": loads_strict(data)} if kind == "body" else {"sse": data.decode()}
+            return reparse(self._adapter.room(), snapshot), snapshot, tid
         except ProviderHTTPError as exc:
             if exc.retryable and self._spend_retry():
                 return None
@@ -393,18 +353,6 @@ class HostLoop:
             return None  # unknown: the next step re-sends
         except CallgateError as exc:
             return self._refuse(req.run_id, req, exc)
-
-    def _reparse(self, snapshot: Any) -> Any:
-        room = self._adapter.room()
-        if "body" in snapshot:
-            return room.parse_response(snapshot["body"])
-        parser = room.Parser()
-        if "sse" in snapshot:
-            parser.feed_bytes(snapshot["sse"].encode("utf-8"))
-        else:
-            for event in snapshot["events"]:
-                parser.feed_event(event)
-        return parser.finish()
 
     # -- results --------------------------------------------------------------------------
 
@@ -447,45 +395,3 @@ class HostLoop:
         return self._ledger.acquire_run(
             run_id, worker_id=self._worker, lease_seconds=self._lease_seconds
         )
-
-
-class _TurnIdWatch:
-    """Finds the provider turn id in the first event naming it (R5), then stops looking."""
-
-    def __init__(self, adapter: Adapter) -> None:
-        self._adapter = adapter
-        self._decoder: SSEDecoder | None = SSEDecoder()
-        self.turn_id: str | None = None
-
-    def bytes(self, chunk: bytes) -> bool:
-        if self._decoder is None:
-            return False
-        for event in self._decoder.feed(chunk):
-            try:
-                obj = loads_strict(event.data)
-            except CallgateError:
-                continue  # the parser reports it
-            if isinstance(obj, Mapping) and self.event(obj):
-                return True
-        return False
-
-    def event(self, obj: Mapping[str, Any]) -> bool:
-        if self.turn_id is not None:
-            return False
-        found = self._adapter.event_turn_id(obj)
-        if type(found) is str and found:
-            self.turn_id = found
-            self._decoder = None
-            return True
-        return False
-
-
-def _event_dict(item: Any) -> Mapping[str, Any]:
-    if isinstance(item, Mapping):
-        return item
-    to_dict = getattr(item, "to_dict", None)
-    if callable(to_dict):  # an official SDK's event model
-        obj = to_dict(mode="json")
-        if isinstance(obj, Mapping):
-            return obj
-    raise UsageError(f"send() yielded a {type(item).__name__}, not bytes or an event object")
