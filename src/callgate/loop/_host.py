@@ -1,60 +1,19 @@
-"""The host tool loop: request -> stream -> strict parse -> gate -> ledger -> execute ->
-continuation from the ledger's results -> repeat, durably (rules R1-R5 of docs/ledger.md).
-
-Every step starts from what the ledger says about the run's last model request, so
-:meth:`HostLoop.run` and :meth:`HostLoop.resume` are the same state machine: a process
-killed anywhere picks up where the ledger stands, never re-running a tool to get a result
-(R4) and never re-asking the model for a turn it recorded (R1). The named fault points
-(``before_request_record`` ... ``after_continuation_identified``) go through the
-ledger's fault hook; the crash matrix kills the process there.
-"""
+"""The synchronous host loop (see :mod:`callgate.loop._core` for the state machine)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._digest import canonical_digest
-from .._errors import CallgateError, UsageError
-from .._json import loads_strict
-from ..ledger import (
-    CallInput,
-    EffectClass,
-    EffectRecord,
-    EffectState,
-    Ledger,
-    RequestRecord,
-    RequestState,
-    RunLease,
-    TurnInput,
-)
-from ._adapters import Adapter, Config, adapter_for
-from ._model import LoopError, LoopResult, ProviderHTTPError, Send, ToolSpec
-from ._transport import HTTPTransport, is_transport_error
-from ._wire import TurnIdWatch, feed_stream, reparse
+from ..ledger import RequestRecord, RunLease
+from ._core import LoopCore, Outcome, _Do, _side
+from ._model import LoopError, LoopResult
+from ._transport import HTTPTransport
 
-__all__ = ["MODEL_FAULT_POINTS", "HostLoop"]
-
-# Where the crash matrix kills the host on the model side, in the order a run meets them.
-MODEL_FAULT_POINTS = (
-    "before_request_record",
-    "after_request_record",
-    "after_request_sent",
-    "after_first_event",
-    "before_turn_persist",
-    "after_turn_persist",
-    "after_continuation_record",
-    "after_continuation_sent",
-    "after_continuation_identified",
-)
-R = RequestState
-_DONE = frozenset(
-    {EffectState.COMMITTED, EffectState.FAILED, EffectState.REJECTED, EffectState.DELIVERED}
-)
+__all__ = ["HostLoop"]
 
 
-class HostLoop:
+class HostLoop(LoopCore):
     """Drive one protocol's tool loop over a :class:`~callgate.ledger.Ledger`.
 
     ``protocol`` is a room name (``openai_responses``, ``anthropic_messages``,
@@ -70,58 +29,8 @@ class HostLoop:
     run's policy for an unresolved effect (``hold`` or ``report``).
     """
 
-    def __init__(
-        self,
-        *,
-        protocol: str,
-        ledger: Ledger,
-        tools: Sequence[ToolSpec],
-        model: str,
-        base_url: str | None = None,
-        api_key: str = "",
-        send: Send | None = None,
-        store: bool = True,
-        instructions: str | None = None,
-        max_tokens: int = 1024,
-        headers: Mapping[str, str] | None = None,
-        client: Any = None,
-        timeout: float = 60.0,
-        max_retries: int = 2,
-        retry_backoff: float = 0.25,
-        max_turns: int = 16,
-        worker_id: str = "host-loop",
-        unresolved: str = "hold",
-        provider_side_effects: bool = False,
-        lease_seconds: float = 30.0,
-    ) -> None:
-        self._adapter: Adapter = adapter_for(protocol)
-        if not isinstance(ledger, Ledger):
-            raise UsageError("ledger must be a callgate.ledger.Ledger")
-        if (send is None) == (base_url is None):
-            raise UsageError("give exactly one of base_url= (HTTP) and send= (your client)")
-        if type(max_retries) is not int or max_retries < 0:
-            raise UsageError("max_retries must be an int >= 0")
-        specs = list(tools)
-        if any(not isinstance(s, ToolSpec) for s in specs):
-            raise UsageError("tools must be ToolSpec values")
-        for spec in specs:
-            ledger.register(spec.tool)
-        self.protocol = protocol
-        self._ledger = ledger
-        self._send = send
-        self._transport = (
-            HTTPTransport(base_url, timeout=timeout, client=client) if base_url else None
-        )
-        auth = self._adapter.headers(api_key) if base_url else {}
-        self._headers = {**auth, **dict(headers or {})}
-        self._cfg = Config(model, self._adapter.declare(specs), store, instructions, max_tokens)
-        self._max_retries = max_retries
-        self._backoff = retry_backoff
-        self._max_turns = max_turns
-        self._worker = worker_id
-        self._unresolved = unresolved
-        self._side_effects = bool(provider_side_effects)
-        self._lease_seconds = lease_seconds
+    def _make_transport(self, base_url: str, timeout: float, client: Any) -> Any:
+        return HTTPTransport(base_url, timeout=timeout, client=client)
 
     def close(self) -> None:
         if self._transport is not None:
@@ -133,21 +42,13 @@ class HostLoop:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- public ---------------------------------------------------------------------------
-
     def run(self, run_id: str, request: Any) -> LoopResult:
         """Start the run with ``request`` (the user's text, or a mapping of the protocol's
         request fields such as ``input``/``messages``) and drive it to a final answer, a
         refusal, or a wait for a decision. A run the ledger already knows is resumed."""
         if self._ledger.requests(run_id):
             return self.resume(run_id)
-        self._ledger.open_run(run_id, unresolved=self._unresolved)
-        body = self._adapter.first(request, self._cfg)
-        lease = self._acquire(run_id)
-        try:
-            self._record(run_id, lease, body, carries=None)
-        finally:
-            self._ledger.release_run(lease)
+        self._start(run_id, request)
         return self._drive(run_id)
 
     def resume(self, run_id: str) -> LoopResult:
@@ -159,11 +60,9 @@ class HostLoop:
         self._ledger.recover(self._worker)
         return self._drive(run_id)
 
-    # -- the state machine ----------------------------------------------------------------
-
     def _drive(self, run_id: str) -> LoopResult:
         self._retries = 0
-        for _ in range(4 * self._max_turns + 2 * self._max_retries + 4):
+        for _ in range(self._step_budget()):
             lease = self._acquire(run_id)
             try:
                 outcome = self._step(run_id, lease)
@@ -171,101 +70,17 @@ class HostLoop:
                 self._ledger.release_run(lease)
             if outcome is not None:
                 return outcome
+            if self._sleep_for:
+                time.sleep(self._sleep_for)
+                self._sleep_for = 0.0
         raise LoopError(f"run {run_id!r} reached no final answer within {self._max_turns} turns")
 
-    def _step(self, run_id: str, lease: RunLease) -> LoopResult | None:
-        requests = self._ledger.requests(run_id)
-        req = requests[-1]
-        if req.state is R.TURN_PERSISTED:
-            seq = sum(1 for r in requests if r.state is R.TURN_PERSISTED)
-            if seq > self._max_turns:
-                raise LoopError(f"run {run_id!r} reached {self._max_turns} turns")
-            return self._after_turn(run_id, lease, req, seq)
-        if req.state is R.FAILED_DEFINITE:
-            return self._result(run_id, "refused", detail=f"request {req.request_id} failed")
-        in_doubt = req.state in (R.SENT, R.IDENTIFIED, R.UNKNOWN)
-        if in_doubt and req.provider_side_effects:
-            return self._result(
-                run_id,
-                "held",
-                detail=f"request {req.request_id} is {req.state.value} and declared "
-                "provider-side effects: an operator decides (R5)",
-            )
-        if req.state is R.IDENTIFIED and self._retrievable(req):
-            got = self._fetch(req)
-        elif req.state in (R.IDENTIFIED, R.UNKNOWN):
-            if req.state is R.IDENTIFIED:
-                self._ledger.request_failed(
-                    req.request_id, definite=False, reason="turn lost before it was persisted"
-                )
-            self._record(run_id, lease, req.body, carries=req.carries_turn)  # re-send (R5)
-            return None
-        else:
-            got = self._post(req, lease)
-        if got is None:
-            return None
-        if isinstance(got, LoopResult):
-            return got
-        return self._persist(run_id, lease, req, *got)
-
-    def _after_turn(
-        self, run_id: str, lease: RunLease, req: RequestRecord, seq: int
-    ) -> LoopResult | None:
-        turn = reparse(self._adapter.room(), self._ledger.turn_snapshot(run_id, seq))
-        if self._adapter.kind(turn) == "final":
-            return self._result(run_id, "final", text=self._adapter.text(turn))
-        for effect in self._turn_effects(run_id, seq):
-            if (
-                effect.state is EffectState.UNKNOWN
-                and effect.effect_class is EffectClass.VERIFIABLE
-            ):
-                effect = self._ledger.verify(effect.effect_id)
-            if effect.state is EffectState.READY:
-                self._ledger.execute(
-                    effect.effect_id, worker_id=self._worker, lease_seconds=self._lease_seconds
-                )
-        results = self._ledger.results(run_id, seq)
-        if results is None:
-            pending = tuple(e for e in self._turn_effects(run_id, seq) if e.state not in _DONE)
-            return self._result(run_id, "waiting", pending=pending)
-        body = self._adapter.next(turn, results, req.body, self._cfg)
-        self._record(run_id, lease, body, carries=seq)
-        return None
-
-    def _persist(
-        self, run_id: str, lease: RunLease, req: RequestRecord, turn: Any, snapshot: Any, tid: str
-    ) -> LoopResult | None:
-        try:
-            self._adapter.kind(turn)
-        except CallgateError as exc:
-            return self._refuse(run_id, req, exc)
-        self._ledger.fault("before_turn_persist")
-        calls = [CallInput(c.call_id, c.name, c.arguments) for c in turn.calls]
-        self._ledger.record_turn(
-            req.request_id,
-            TurnInput(self.protocol, tid, turn.digest, snapshot, calls),
-            lease=lease,
-        )
-        self._ledger.fault("after_turn_persist")
-        return None
-
-    # -- the model side -------------------------------------------------------------------
-
-    def _record(
-        self, run_id: str, lease: RunLease, body: dict[str, Any], *, carries: int | None
-    ) -> None:
-        point = "request" if carries is None else "continuation"
-        self._ledger.fault(f"before_{point}_record")
-        self._ledger.record_request(
-            run_id,
-            provider=self.protocol,
-            request_digest=canonical_digest(body),
-            body=body,
-            carries_turn=carries,
-            provider_side_effects=self._side_effects,
-            lease=lease,
-        )
-        self._ledger.fault(f"after_{point}_record")
+    def _step(self, run_id: str, lease: RunLease) -> Outcome:
+        action = self._plan(run_id, lease)
+        if not isinstance(action, _Do):
+            return action
+        got = self._fetch(action.req) if action.fetch else self._post(action.req, lease)
+        return self._land(run_id, lease, action.req, got)
 
     def _post(
         self, req: RequestRecord, lease: RunLease
@@ -274,124 +89,31 @@ class HostLoop:
         self._ledger.mark_sent(req.request_id)
         try:
             return self._stream(req)
-        except ProviderHTTPError as exc:
-            # An HTTP error before any event: the provider started no turn (definite).
-            self._ledger.request_failed(req.request_id, definite=True, reason=str(exc))
-            if exc.retryable and self._spend_retry():
-                self._record(req.run_id, lease, req.body, carries=req.carries_turn)
-                return None
-            return self._refuse(req.run_id, req, exc, failed=True)
-        except CallgateError as exc:  # the stream broke a protocol rule: nothing runs
-            return self._refuse(req.run_id, req, exc)
         except Exception as exc:
-            if not is_transport_error(exc) or not self._spend_retry():
-                raise
-            return None  # SENT or IDENTIFIED: the next step retries or reconciles (R5)
-
-    def _spend_retry(self) -> bool:
-        if self._retries >= self._max_retries:
-            return False
-        self._retries += 1
-        time.sleep(self._backoff * self._retries)
-        return True
+            return self._post_failed(req, lease, exc)
 
     def _stream(self, req: RequestRecord) -> tuple[Any, Any, str]:
-        point = "request" if req.carries_turn is None else "continuation"
-        parser = self._adapter.room().Parser()
-        watch = TurnIdWatch(self._adapter.event_turn_id)
-
-        def found(turn_id: str) -> None:
-            self._identify(req, turn_id, point)
-
+        feed = self._feed(req)
         if self._transport is not None:
             with self._transport.post_stream(self._adapter.path, req.body, self._headers) as it:
-                self._ledger.fault(f"after_{point}_sent")
-                snapshot = feed_stream(parser, watch, it, found)
+                self._ledger.fault(f"after_{_side(req)}_sent")
+                for chunk in it:
+                    feed.add(chunk)
         else:
             if self._send is None:  # pragma: no cover - the constructor requires one
                 raise LoopError("no transport and no send()")
             items = self._send(req.body, dict(self._headers))
-            self._ledger.fault(f"after_{point}_sent")
-            snapshot = feed_stream(parser, watch, items, found)
-        turn = parser.finish()
-        tid = watch.turn_id or self._adapter.turn_id(turn)
-        if tid is None:  # an unstored Gemini interaction has no id: a local one
-            tid = f"local-{req.request_id[:24]}"
-        if watch.turn_id is None:
-            self._identify(req, tid, point)
-        return turn, snapshot, tid
-
-    def _identify(self, req: RequestRecord, turn_id: str, point: str) -> None:
-        self._ledger.identify(req.request_id, turn_id)
-        self._ledger.fault(
-            "after_first_event" if point == "request" else f"after_{point}_identified"
-        )
-
-    def _retrievable(self, req: RequestRecord) -> bool:
-        body = req.body if isinstance(req.body, Mapping) else {}
-        return (
-            self._transport is not None
-            and self._adapter.retrieve is not None
-            and body.get("store") is True
-            and req.provider_turn_id is not None
-        )
+            self._ledger.fault(f"after_{_side(req)}_sent")
+            for item in items:
+                feed.add(item)
+        return self._finish(req, feed)
 
     def _fetch(self, req: RequestRecord) -> tuple[Any, Any, str] | LoopResult | None:
         """R5: the provider stored the turn: GET it back instead of asking again."""
         if self._transport is None or self._adapter.retrieve is None:  # pragma: no cover
             raise LoopError("the turn is not retrievable")
-        tid = req.provider_turn_id or ""
-        path, kind = self._adapter.retrieve(tid)
+        path, kind = self._adapter.retrieve(req.provider_turn_id or "")
         try:
-            data = self._transport.get(path, self._headers, stream=kind == "sse")
-            snapshot = {"body": loads_strict(data)} if kind == "body" else {"sse": data.decode()}
-            return reparse(self._adapter.room(), snapshot), snapshot, tid
-        except ProviderHTTPError as exc:
-            if exc.retryable and self._spend_retry():
-                return None
-            self._ledger.request_failed(req.request_id, definite=False, reason=str(exc))
-            return None  # unknown: the next step re-sends
-        except CallgateError as exc:
-            return self._refuse(req.run_id, req, exc)
-
-    # -- results --------------------------------------------------------------------------
-
-    def _refuse(
-        self, run_id: str, req: RequestRecord, exc: CallgateError, *, failed: bool = False
-    ) -> LoopResult:
-        if not failed:
-            current = self._ledger.request(req.request_id)
-            if current.state in (R.PREPARED, R.SENT, R.IDENTIFIED, R.UNKNOWN):
-                self._ledger.request_failed(
-                    req.request_id, definite=True, reason=f"refused: {type(exc).__name__}: {exc}"
-                )
-        return self._result(run_id, "refused", error=exc, detail=f"{type(exc).__name__}: {exc}")
-
-    def _turn_effects(self, run_id: str, seq: int) -> list[EffectRecord]:
-        return [e for e in self._ledger.effects(run_id) if e.turn_seq == seq]
-
-    def _result(
-        self,
-        run_id: str,
-        status: str,
-        *,
-        text: str = "",
-        pending: tuple[EffectRecord, ...] = (),
-        error: CallgateError | None = None,
-        detail: str = "",
-    ) -> LoopResult:
-        turns = sum(1 for r in self._ledger.requests(run_id) if r.state is R.TURN_PERSISTED)
-        return LoopResult(
-            status=status,
-            text=text,
-            turns=turns,
-            effects=self._ledger.effects(run_id),
-            pending=pending,
-            error=error,
-            detail=detail,
-        )
-
-    def _acquire(self, run_id: str) -> RunLease:
-        return self._ledger.acquire_run(
-            run_id, worker_id=self._worker, lease_seconds=self._lease_seconds
-        )
+            return self._fetched(req, self._transport.get(path, self._headers), kind)
+        except Exception as exc:
+            return self._fetch_failed(req, exc)

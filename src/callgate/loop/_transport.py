@@ -9,13 +9,13 @@ started no turn). It makes exactly one attempt: the loop owns the retry budget.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from .._errors import UsageError
 from ._model import ProviderHTTPError
 
-__all__ = ["HTTPTransport"]
+__all__ = ["AsyncHTTPTransport", "HTTPTransport"]
 
 _RETRYABLE = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 _BODY_CUT = 2000
@@ -66,7 +66,7 @@ class HTTPTransport:
                 raise _refusal(resp.status_code, resp.text)
             yield resp.iter_raw()
 
-    def get(self, path: str, headers: dict[str, str], *, stream: bool) -> bytes:
+    def get(self, path: str, headers: dict[str, str]) -> bytes:
         """GET a stored turn back: the JSON body or the replayed SSE stream, whole."""
         resp = self._client.get(self.base_url + path, headers=headers)
         if resp.status_code != 200:
@@ -82,3 +82,37 @@ def is_transport_error(exc: BaseException) -> bool:
 
 
 OpenStream = Callable[[dict[str, Any]], Any]
+
+
+class AsyncHTTPTransport:
+    """The same as :class:`HTTPTransport` over one ``httpx.AsyncClient``."""
+
+    def __init__(self, base_url: str, *, timeout: float = 60.0, client: Any = None) -> None:
+        if type(base_url) is not str or not base_url.startswith(("http://", "https://")):
+            raise UsageError("base_url must be an http(s) URL")
+        httpx = _httpx()
+        self.base_url = base_url.rstrip("/")
+        self._owned = client is None
+        self._client = client if client is not None else httpx.AsyncClient(timeout=timeout)
+
+    async def aclose(self) -> None:
+        if self._owned:
+            await self._client.aclose()
+
+    @contextlib.asynccontextmanager
+    async def post_stream(
+        self, path: str, body: dict[str, Any], headers: dict[str, str]
+    ) -> AsyncIterator[AsyncIterator[bytes]]:
+        request = self._client.stream("POST", self.base_url + path, json=body, headers=headers)
+        async with request as resp:
+            if resp.status_code != 200:
+                await resp.aread()
+                raise _refusal(resp.status_code, resp.text)
+            yield resp.aiter_raw()
+
+    async def get(self, path: str, headers: dict[str, str]) -> bytes:
+        resp = await self._client.get(self.base_url + path, headers=headers)
+        if resp.status_code != 200:
+            raise _refusal(resp.status_code, resp.text)
+        content: bytes = resp.content
+        return content

@@ -15,7 +15,7 @@ from .._errors import CallgateError, UsageError
 from .._json import loads_strict
 from ..sse import SSEDecoder
 
-__all__ = ["TurnIdWatch", "feed_stream", "reparse"]
+__all__ = ["StreamFeed", "TurnIdWatch", "feed_stream", "reparse"]
 
 
 class TurnIdWatch:
@@ -49,30 +49,47 @@ class TurnIdWatch:
         return False
 
 
+class StreamFeed:
+    """Feeds SSE byte chunks or event objects to ``parser`` (the parser first, so hostile
+    input fails there) and calls ``found(turn_id)`` once an event names the turn."""
+
+    def __init__(self, parser: Any, watch: TurnIdWatch, found: Callable[[str], None]) -> None:
+        self.parser = parser
+        self.watch = watch
+        self._found = found
+        self._events: list[Any] = []
+        self._raw = bytearray()
+
+    def add(self, item: Any) -> None:
+        if isinstance(item, bytes | bytearray | memoryview):
+            chunk = bytes(item)
+            self._raw += chunk
+            self.parser.feed_bytes(chunk)
+            named = self.watch.bytes(chunk)
+        else:
+            obj = event_dict(item)
+            self.parser.feed_event(obj)
+            self._events.append(obj)
+            named = self.watch.event(obj)
+        if named and self.watch.turn_id is not None:
+            self._found(self.watch.turn_id)
+
+    def snapshot(self) -> Any:
+        if self._raw and self._events:
+            raise UsageError("send() must yield either SSE bytes or event objects, not both")
+        if self._events:
+            return {"events": self._events}
+        return {"sse": bytes(self._raw).decode("utf-8")}
+
+
 def feed_stream(
     parser: Any, watch: TurnIdWatch, items: Iterable[Any], found: Callable[[str], None]
 ) -> Any:
-    """Feed SSE byte chunks or event objects to ``parser`` (the parser first, so hostile
-    input fails there); call ``found(turn_id)`` once the turn is named. Returns the
-    snapshot."""
-    events: list[Any] = []
-    raw = bytearray()
+    """Feed a whole stream through a :class:`StreamFeed`; return the snapshot."""
+    feed = StreamFeed(parser, watch, found)
     for item in items:
-        if isinstance(item, bytes | bytearray | memoryview):
-            chunk = bytes(item)
-            raw += chunk
-            parser.feed_bytes(chunk)
-            named = watch.bytes(chunk)
-        else:
-            obj = event_dict(item)
-            parser.feed_event(obj)
-            events.append(obj)
-            named = watch.event(obj)
-        if named and watch.turn_id is not None:
-            found(watch.turn_id)
-    if raw and events:
-        raise UsageError("send() must yield either SSE bytes or event objects, not both")
-    return {"sse": bytes(raw).decode("utf-8")} if raw or not events else {"events": events}
+        feed.add(item)
+    return feed.snapshot()
 
 
 def reparse(room: Any, snapshot: Any) -> Any:

@@ -12,7 +12,7 @@ from typing import Any
 
 from ._model import ProviderHTTPError, Send
 
-__all__ = ["anthropic_send", "openai_send"]
+__all__ = ["anthropic_send", "openai_async_send", "openai_send"]
 
 _RETRYABLE = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 
@@ -64,5 +64,21 @@ def anthropic_send(client: Any) -> Send:
                 raise
             raise mapped from exc
         return _events(stream)
+
+    return send
+
+
+def openai_async_send(client: Any) -> Any:
+    """An :data:`~callgate.loop.AsyncSend` over ``openai.AsyncOpenAI``."""
+    quiet = client.with_options(max_retries=0)
+
+    async def send(body: dict[str, Any], headers: dict[str, str]) -> Any:
+        try:
+            return await quiet.responses.create(**body, extra_headers=headers or None)
+        except Exception as exc:
+            mapped = _http_error(exc)
+            if mapped is None:
+                raise
+            raise mapped from exc
 
     return send
