@@ -306,12 +306,12 @@ def _refusal(client: httpx.Client, srv: MockServer, report: _Report, which: str)
 
 
 def _on_loop(name: str) -> Callable[[httpx.Client, MockServer, _Report], None]:
-    """A scenario of ``_demo_loop`` (the host loop over the ledger, its own mock server)."""
+    """A scenario of ``loop._scenarios`` (the host loop over the ledger, its own mock server)."""
 
     def scenario(client: httpx.Client, srv: MockServer, report: _Report) -> None:
-        from . import _demo_loop
+        from .loop import _scenarios
 
-        if not getattr(_demo_loop, name)(report.say):
+        if not getattr(_scenarios, name)(report.say):
             report.failures += 1
             report.say("    UNEXPECTED: the scenario did not end as the ledger promises")
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from callgate import _demo_loop
+from callgate.loop import _scenarios
 
 
 def test_the_crash_scenario_kills_the_child_and_sends_one_continuation() -> None:
     lines: list[str] = []
-    assert _demo_loop.crash_scenario(lines.append)
+    assert _scenarios.crash_scenario(lines.append)
     out = "\n".join(lines)
     assert "SIGKILL (exit -9)" in out
     assert "1 attempt(s) lost -> unknown, 1 to verify" in out
@@ -17,7 +17,7 @@ def test_the_crash_scenario_kills_the_child_and_sends_one_continuation() -> None
 
 def test_the_approval_scenario_waits_then_runs_once() -> None:
     lines: list[str] = []
-    assert _demo_loop.approval_scenario(lines.append)
+    assert _scenarios.approval_scenario(lines.append)
     out = "\n".join(lines)
     assert "run: waiting; awaiting approval: refund" in out
     assert "refunds so far: 0" in out

@@ -22,9 +22,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .ledger import Applied, EffectClass, Ledger, NotApplied, Tool, ToolContext, open_ledger
-from .loop import HostLoop, ToolSpec
-from .mock import MockServer, ScriptBuilder, call
+from ..ledger import Applied, EffectClass, Ledger, NotApplied, Tool, ToolContext, open_ledger
+from ..mock import MockServer, ScriptBuilder, call
+from ._host import HostLoop
+from ._model import ToolSpec
 
 __all__ = ["approval_scenario", "crash_child", "crash_scenario"]
 
@@ -104,7 +105,7 @@ def _workspace() -> Iterator[Path]:
 def crash_scenario(say: Callable[[str], None]) -> bool:
     with _workspace() as tmp, MockServer(_script("refund")) as server:
         db, remote = f"sqlite:///{tmp / 'ledger.db'}", tmp / "refunds.log"
-        code = "import sys; from callgate._demo_loop import crash_child; crash_child(*sys.argv[1:])"
+        code = "import sys; from callgate.loop._scenarios import crash_child as c; c(*sys.argv[1:])"
         child = subprocess.run(  # noqa: S603 - our own interpreter and module
             [sys.executable, "-c", code, db, str(remote), server.openai_base_url],
             capture_output=True,
