@@ -21,7 +21,7 @@ class HostLoop(LoopCore):
     (full replay, ``store: false``) continuations where the protocol has both. The bytes
     go over ``httpx`` to ``base_url`` with ``api_key``, or through ``send(body, headers)``
     (your own client, e.g. an official SDK; see :mod:`callgate.loop.sdk`). ``headers`` are
-    added to every request. ``max_retries`` is the loop's whole retry budget per request
+    added to every request. ``max_retries`` is the loop's whole retry budget per ``run``/``resume``
     (HTTP 408/409/429/5xx and connection failures before any event); give SDK clients
     ``max_retries=0`` so their retries never multiply it. ``provider_side_effects=True``
     declares that the requests carry provider-executed tools with side effects: a request
