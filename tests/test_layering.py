@@ -1,22 +1,49 @@
-"""Keep the layering: providers never import each other; the core is standard library only."""
+"""Keep the layering of docs/architecture.md: who may import whom, checked on every module.
+
+The allow-matrix (rows import columns):
+
+    kernel      stdlib only (_errors _limits _json _digest _fields _results _protocols sse
+                contracts)
+    rooms       kernel                 (never another room, never an upper floor)
+    ledger      kernel                 (never a room, loop, mock, recording)
+    loop        kernel, rooms' public packages, ledger
+    recording   kernel, rooms' public packages
+    mock        kernel, rooms' public packages; a room's _render only from mock/_providers/
+    top floor   anything (cli, pytest_plugin, _demo, _*_cli)
+
+Plus: no import cycle inside a package, and no provider-name literal in the mock's engine.
+"""
 
 from __future__ import annotations
 
 import ast
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "callgate"
-PROVIDERS = {
+ROOMS = {
     "openai_responses",
     "anthropic_messages",
     "gemini_interactions",
     "gemini_generate_content",
 }
-# Layers that sit on top of the core and may use the optional extras.
-UPPER = {"mock", "ledger", "loop", "cli", "_ledger_cli", "_demo", "pytest_plugin"}
+KERNEL = {"_errors", "_limits", "_json", "_digest", "_fields", "_results", "_protocols", "sse"}
+KERNEL |= {"contracts", "__init__"}
+TOP = {"cli", "pytest_plugin", "_demo"}
+# Which top-level parts each part may import (besides itself and the standard library).
+ALLOWED: dict[str, set[str]] = {
+    "kernel": KERNEL,
+    "room": KERNEL,
+    "ledger": KERNEL,
+    "loop": KERNEL | ROOMS | {"ledger"},
+    "recording": KERNEL | ROOMS,
+    "mock": KERNEL | ROOMS,
+}
+# The optional extras an upper part may use (the core is stdlib only).
+EXTRAS = {"starlette", "uvicorn", "uvloop", "httpx", "httpx2", "psycopg", "anyio", "pytest"}
 
 
 def _modules() -> list[Path]:
@@ -24,87 +51,158 @@ def _modules() -> list[Path]:
 
 
 def _top_part(path: Path) -> str:
-    rel = path.relative_to(SRC)
-    return rel.parts[0].removesuffix(".py")
+    return path.relative_to(SRC).parts[0].removesuffix(".py")
 
 
-def _imports(path: Path) -> set[str]:
-    """Absolute dotted names imported by a module (relative imports resolved)."""
+def _kind(part: str) -> str:
+    if part in KERNEL:
+        return "kernel"
+    if part in ROOMS:
+        return "room"
+    if part in TOP or (part.startswith("_") and part.endswith("_cli")):
+        return "top"
+    return part
+
+
+def _imports(path: Path) -> Iterator[tuple[str, int]]:
+    """Absolute dotted names imported by a module (relative imports resolved), with lines."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     package = ["callgate", *path.relative_to(SRC).parent.parts]
-    names: set[str] = set()
+    if path.name == "__init__.py":
+        package = ["callgate", *path.relative_to(SRC).parent.parts]
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
+            for alias in node.names:
+                yield alias.name, node.lineno
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package[: len(package) - node.level + 1]
                 module = ".".join([*base, node.module] if node.module else base)
             else:
                 module = node.module or ""
-            names.add(module)
-            names.update(f"{module}.{alias.name}" for alias in node.names)
-    return names
+            yield module, node.lineno
+            for alias in node.names:
+                yield f"{module}.{alias.name}", node.lineno
 
 
-def test_the_walk_sees_the_kernel() -> None:
-    parts = {_top_part(p) for p in _modules()}
-    assert {"_json", "_errors", "_limits", "_digest", "_results", "sse", "contracts"} <= parts
+def _callgate_parts(name: str) -> list[str]:
+    parts = name.split(".")
+    return parts[1:] if parts[0] == "callgate" else []
 
 
-@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(SRC)))
-def test_providers_never_import_each_other_or_upper_layers(path: Path) -> None:
+MODULES = _modules()
+IDS = [str(p.relative_to(SRC)) for p in MODULES]
+
+
+def test_the_walk_sees_the_kernel_and_the_rooms() -> None:
+    parts = {_top_part(p) for p in MODULES}
+    assert {"_json", "_errors", "_limits", "_digest", "_fields", "_results", "sse"} <= parts
+    assert {"openai_responses", "anthropic_messages", "gemini_interactions"} <= parts
+
+
+@pytest.mark.parametrize("path", MODULES, ids=IDS)
+def test_every_import_is_allowed_by_the_matrix(path: Path) -> None:
     own = _top_part(path)
-    if own not in PROVIDERS:
+    kind = _kind(own)
+    if kind == "top":
         return
-    for name in _imports(path):
-        parts = name.split(".")
-        if parts[0] != "callgate" or len(parts) < 2:
+    allowed = ALLOWED[kind] | {own}
+    for name, line in _imports(path):
+        parts = _callgate_parts(name)
+        if parts:
+            assert parts[0] in allowed, f"{path.name}:{line} ({kind}) imports {name}"
             continue
-        assert parts[1] not in (PROVIDERS - {own}), f"{path} imports {name}"
-        assert parts[1] not in UPPER, f"{path} imports {name}"
-
-
-@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(SRC)))
-def test_core_imports_only_the_standard_library(path: Path) -> None:
-    if _top_part(path) in UPPER:
-        return
-    for name in _imports(path):
         top = name.split(".")[0]
-        if top in ("callgate", "__future__"):
-            if top == "callgate":
-                parts = name.split(".")
-                assert len(parts) < 2 or parts[1] not in UPPER, f"{path} imports {name}"
+        if top == "__future__" or top in sys.stdlib_module_names:
             continue
-        assert top in sys.stdlib_module_names, f"{path} imports non-stdlib {name}"
+        assert kind not in ("kernel", "room", "ledger") or top == "callgate", (
+            f"{path.name}:{line}: the core imports non-stdlib {name}"
+        )
+        assert kind in ("kernel", "room", "ledger") or top in EXTRAS or top == "callgate", (
+            f"{path.name}:{line} imports {name}, which is no declared extra"
+        )
 
 
-def test_kernel_never_imports_a_provider() -> None:
-    for path in _modules():
-        if _top_part(path) in PROVIDERS | UPPER:
+@pytest.mark.parametrize("path", MODULES, ids=IDS)
+def test_only_a_rooms_render_seam_is_imported_privately_and_only_by_mock_providers(
+    path: Path,
+) -> None:
+    own = _top_part(path)
+    if _kind(own) == "top":
+        return
+    for name, line in _imports(path):
+        parts = _callgate_parts(name)
+        if len(parts) < 2 or parts[0] == own or parts[0] not in ROOMS:
             continue
-        for name in _imports(path):
-            parts = name.split(".")
-            assert not (parts[0] == "callgate" and len(parts) > 1 and parts[1] in PROVIDERS), (
-                f"{path} imports {name}"
-            )
+        private = parts[1].startswith("_")
+        if not private:
+            continue
+        in_providers = path.relative_to(SRC).parts[:2] == ("mock", "_providers")
+        assert parts[1] == "_render", f"{path.name}:{line} imports {name}"
+        assert in_providers, f"{path.name}:{line} imports {name} outside mock/_providers/"
 
 
-# The ledger is kernel only: it never imports a protocol room, the mock or the loop, and
-# outside the standard library only psycopg (imported lazily, for postgresql:// URLs).
-LEDGER_KERNEL = {"_errors", "_digest", "_json", "_limits", "_results", "ledger"}
+def _package_graph(package: Path) -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    names = {p.stem for p in package.glob("*.py")}
+    dotted = ".".join(["callgate", *package.relative_to(SRC).parts])
+    for path in package.glob("*.py"):
+        deps: set[str] = set()
+        for name, _line in _imports(path):
+            if name.startswith(dotted + "."):
+                head = name[len(dotted) + 1 :].split(".")[0]
+                if head in names and head != path.stem and head != "__init__":
+                    deps.add(head)
+        graph[path.stem] = deps
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for dep in sorted(graph.get(node, ())):
+            if state.get(dep) == 1:
+                return [*stack[stack.index(dep) :], dep]
+            if dep not in state and (found := visit(dep)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+PACKAGES = sorted({p.parent for p in MODULES if p.name == "__init__.py"})
 
 
 @pytest.mark.parametrize(
-    "path", sorted((SRC / "ledger").rglob("*.py")), ids=lambda p: str(p.relative_to(SRC))
+    "package", PACKAGES, ids=[str(p.relative_to(SRC.parent)) for p in PACKAGES]
 )
-def test_ledger_imports_only_the_kernel(path: Path) -> None:
-    for name in _imports(path):
-        parts = name.split(".")
-        if parts[0] == "callgate":
-            assert len(parts) > 1, f"{path} imports the callgate package root"
-            assert parts[1] in LEDGER_KERNEL, f"{path} imports {name}"
-        else:
-            assert parts[0] in sys.stdlib_module_names | {"__future__", "psycopg"}, (
-                f"{path} imports {name}"
-            )
+def test_no_import_cycle_inside_a_package(package: Path) -> None:
+    graph = _package_graph(package)
+    graph.pop("__init__", None)
+    assert _cycle(graph) is None, " -> ".join(_cycle(graph) or [])
+
+
+PROVIDER_LITERALS = ("openai_responses", "anthropic_messages", "gemini_interactions")
+PROVIDER_LITERALS += ("gemini_generate_content",)
+
+
+def _engine_modules() -> list[Path]:
+    mock = SRC / "mock"
+    return sorted(p for p in mock.glob("*.py") if p.name != "__init__.py")
+
+
+@pytest.mark.parametrize("path", _engine_modules(), ids=lambda p: p.name)
+def test_the_mock_engine_has_no_provider_name_literal(path: Path) -> None:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and node.value in PROVIDER_LITERALS:
+            pytest.fail(f"{path.name}:{node.lineno} names {node.value!r}: move it to _providers/")

@@ -1,0 +1,78 @@
+"""Every protocol room exports exactly the shared names plus its declared extras."""
+
+from __future__ import annotations
+
+import pytest
+
+from callgate._protocols import PROTOCOLS, room
+
+SHARED = {"Parser", "State", "Turn", "parse_stream", "parse_response"}
+ROOM_NAMES = {
+    "openai_responses": {
+        "FunctionCall",
+        "ProviderErrorInfo",
+        "build_stateful_continuation",
+        "build_stateless_continuation",
+    },
+    "anthropic_messages": {
+        "ToolUse",
+        "RECOVERY_ERROR_TEXT",
+        "RecoveryCall",
+        "SystemMessageCapability",
+        "build_continuation",
+    },
+    "gemini_interactions": {
+        "FunctionCall",
+        "build_stateful_continuation",
+        "build_stateless_continuation",
+        "parse_interaction",
+    },
+}
+
+
+def test_every_registered_room_is_listed_here() -> None:
+    assert set(PROTOCOLS) == set(ROOM_NAMES)
+
+
+@pytest.mark.parametrize("protocol", sorted(ROOM_NAMES))
+def test_all_is_exactly_the_shared_names_plus_the_room_extras(protocol: str) -> None:
+    module = room(protocol)
+    assert len(set(module.__all__)) == len(module.__all__)  # order: ruff's RUF022 sort
+    assert set(module.__all__) == SHARED | ROOM_NAMES[protocol]
+    for name in module.__all__:
+        assert getattr(module, name) is not None
+
+
+@pytest.mark.parametrize("protocol", sorted(ROOM_NAMES))
+def test_every_room_has_the_same_file_set(protocol: str) -> None:
+    from pathlib import Path
+
+    folder = Path(room(protocol).__file__).parent
+    files = {p.name for p in folder.glob("*.py")}
+    required = {
+        "__init__.py",
+        "_events.py",
+        "_state.py",
+        "_parser.py",
+        "_handlers.py",
+        "_assembly.py",
+        "_turn.py",
+        "_body.py",
+        "_continuation.py",
+        "_render.py",
+    }
+    assert required <= files, sorted(required - files)
+    # Only the declared roles (plus _hosted.py, the hosted-tool projection, where it exists).
+    assert files <= required | {"_hosted.py"}, sorted(files - required - {"_hosted.py"})
+
+
+@pytest.mark.parametrize("protocol", sorted(ROOM_NAMES))
+def test_every_room_names_its_provider_and_its_gate_the_same_way(protocol: str) -> None:
+    import importlib
+
+    base = room(protocol).__name__
+    events = importlib.import_module(f"{base}._events")
+    turn = importlib.import_module(f"{base}._turn")
+    assert isinstance(events.PROVIDER, str)
+    for name in ("make_turn", "turn_digest", "release_calls"):
+        assert callable(getattr(turn, name)), name
