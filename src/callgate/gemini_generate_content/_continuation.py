@@ -10,16 +10,21 @@ with one ``functionResponse`` per call, in call order. Nothing is inherited: too
 config, system instruction, generation config and safety settings are re-sent from the
 caller's explicit arguments (each must be passed; ``None`` omits it).
 
-Errors: an argument of the wrong type or shape is :class:`~callgate.UsageError`; a
-precondition of the conversation (mutated turn, a turn that released no calls, history
-that does not end with the user's request or leaves a call unanswered, an undeclared
-function, a malformed signature in the history) is :class:`~callgate.ContinuationError`;
-results that do not match the calls exactly are :class:`~callgate.BindingError`.
+Errors, the rule of every room's builders: an argument of the wrong type or shape is a
+:class:`~callgate.UsageError` (``turn`` not a :class:`Turn`; ``results`` not an iterable of
+:class:`~callgate.ToolResult`; malformed tool declarations, one name declared twice
+included; a Content or part of the wrong shape, a thought signature in the history that is
+not base64 included; caller data that is not JSON; a control of the wrong type). A
+precondition of the conversation is a :class:`~callgate.ContinuationError` (mutated turn, a
+turn that released no calls, history that does not start and end with the user or leaves a
+call unanswered, an undeclared function). Results that do not match the calls exactly are
+:class:`~callgate.BindingError`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import islice
 from typing import Any
 
 from .._errors import CallgateError, ContinuationError, UsageError
@@ -129,7 +134,7 @@ def _scan_parts(
                 try:
                     decode_signature(part[key])
                 except CallgateError:
-                    raise ContinuationError(
+                    raise UsageError(
                         f"history[{position}] holds a thought signature that is not base64"
                     ) from None
         for key, into in (("functionCall", calls), ("function_call", calls)):
@@ -162,13 +167,20 @@ def _declared(tools: Any) -> tuple[list[Any], set[str]]:
                 if type(name) is not str or not name:
                     raise UsageError("a function declaration needs a non-empty 'name'")
                 if name in names:
-                    raise ContinuationError(f"function {name!r} is declared twice")
+                    raise UsageError(f"function {name!r} is declared twice")
                 names.add(name)
     return copied, names
 
 
 def _function_responses(turn: Turn, results: Iterable[ToolResult]) -> dict[str, Any]:
-    bound = bind_results([call.call_id for call in turn.calls], results)
+    if isinstance(results, str | bytes | Mapping) or not isinstance(results, Iterable):
+        raise UsageError(f"results must be an iterable of ToolResult, not {type(results).__name__}")
+    # One more than the calls is enough for bind_results to report an extra result.
+    given = list(islice(results, len(turn.calls) + 1))
+    for position, result in enumerate(given):
+        if not isinstance(result, ToolResult):
+            raise UsageError(f"result #{position} is a {type(result).__name__}, not a ToolResult")
+    bound = bind_results([call.call_id for call in turn.calls], given)
     parts = []
     for call, result in zip(turn.calls, bound, strict=True):
         output = json_copy(result.output, what="result output")
