@@ -254,8 +254,6 @@ def test_caller_data_is_deep_copied() -> None:
         [{"role": "assistant", "content": "hi"}],
         [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}],
         [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}],
-        [{"role": "tool", "content": "a"}],
-        [{"role": "user", "content": 5}],
         [
             {"role": "user", "content": "a"},
             {
@@ -278,8 +276,6 @@ def test_caller_data_is_deep_copied() -> None:
         "starts-with-assistant",
         "roles-do-not-alternate",
         "ends-with-assistant",
-        "unknown-role",
-        "bad-content",
         "unanswered-tool-use",
         "orphan-tool-result",
     ],
@@ -287,6 +283,32 @@ def test_caller_data_is_deep_copied() -> None:
 def test_invalid_history_is_rejected(history: list[dict[str, Any]]) -> None:
     with pytest.raises(ContinuationError):
         build(turn_of("tool_use_single"), [ToolResult("c-weather-1", "x")], history=history)
+
+
+@pytest.mark.parametrize(
+    "history",
+    [
+        [{"role": "tool", "content": "a"}],
+        [{"role": "user", "content": 5}],
+        ["user: a"],
+        [HISTORY[0], {"role": "system", "content": [{"type": "image", "source": {}}]}],
+        [
+            {"role": "user", "content": "a"},
+            {"role": "assistant", "content": [{"type": "tool_use", "input": {}}]},
+        ],
+    ],
+    ids=["unknown-role", "bad-content", "not-a-message", "non-text-system", "tool-use-without-id"],
+)
+def test_history_of_the_wrong_shape_is_a_usage_error(history: list[Any]) -> None:
+    # The builder rule: a message that is not of the documented shape is a wrong argument,
+    # not a broken conversation.
+    with pytest.raises(UsageError):
+        build(
+            turn_of("tool_use_single"),
+            [ToolResult("c-weather-1", "x")],
+            history=history,
+            system_message_capability=CAP,
+        )
 
 
 def test_valid_history_with_an_answered_tool_use() -> None:
@@ -357,9 +379,8 @@ def test_system_message_with_capability_in_a_legal_position(history: list[Any]) 
         [SYSTEM],
         [HISTORY[0], {"role": "assistant", "content": "text end"}, SYSTEM],
         [HISTORY[0], SYSTEM, {"role": "user", "content": "after system"}],
-        [HISTORY[0], dict(SYSTEM, content=[{"type": "image", "source": {}}])],
     ],
-    ids=["first", "after-plain-assistant", "user-after-system", "non-text"],
+    ids=["first", "after-plain-assistant", "user-after-system"],
 )
 def test_system_message_in_an_illegal_position_is_rejected(history: list[Any]) -> None:
     with pytest.raises(ContinuationError):
@@ -390,8 +411,8 @@ def test_every_observed_tool_name_must_be_declared() -> None:
     ],
     ids=["duplicate", "no-schema", "non-object-schema", "not-a-dict"],
 )
-def test_bad_tool_definitions_are_rejected(tools: list[Any]) -> None:
-    with pytest.raises(ContinuationError):
+def test_bad_tool_definitions_are_usage_errors(tools: list[Any]) -> None:
+    with pytest.raises(UsageError):
         build(turn_of("tool_use_single"), [ToolResult("c-weather-1", "x")], tools=tools)
 
 
@@ -424,8 +445,10 @@ def test_response_format_is_rejected_output_config_format_is_passed() -> None:
     request = build(turn, results, request_controls=controls)
     assert request["output_config"] == {"format": fmt}
     assert request["tool_choice"] == {"type": "auto"}
-    with pytest.raises(ContinuationError):
+    with pytest.raises(UsageError):
         build(turn, results, request_controls={"output_config": {"format": {"type": "json"}}})
+    with pytest.raises(UsageError):
+        build(turn, results, request_controls={"output_config": "json"})
 
 
 def test_system_is_top_level_string_or_text_blocks() -> None:
@@ -434,7 +457,7 @@ def test_system_is_top_level_string_or_text_blocks() -> None:
     blocks = [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}]
     assert build(turn, results, system=blocks)["system"] == blocks
     assert "system" not in build(turn, results)
-    with pytest.raises(ContinuationError):
+    with pytest.raises(UsageError):
         build(turn, results, system=[{"type": "image"}])
 
 
@@ -506,3 +529,24 @@ def test_turn_call_id_reused_from_history_is_rejected() -> None:
     ]
     with pytest.raises(ContinuationError):
         build(turn_of("tool_use_single"), [ToolResult("c-weather-1", "x")], history=history)
+
+
+def test_caller_data_that_is_not_json_is_a_usage_error() -> None:
+    # The builder rule: caller data that is not JSON is a wrong argument (it was a
+    # ContinuationError), the same class as in the other rooms.
+    turn = turn_of("tool_use_single")
+    results = [ToolResult("c-weather-1", "x")]
+    with pytest.raises(UsageError, match="history"):
+        build(turn, results, history=[{"role": "user", "content": "a", "meta": {1, 2}}])
+    with pytest.raises(UsageError, match="tools"):
+        build(turn, results, tools=[tool("get_weather", input_schema=float("nan"))])
+    with pytest.raises(UsageError, match="request_controls"):
+        build(turn, results, request_controls={"metadata": object()})
+
+
+def test_the_role_table_has_a_rule_for_every_pair_of_roles() -> None:
+    from callgate.anthropic_messages._continuation import _RULES
+
+    roles = ["user", "assistant", "system"]
+    assert set(_RULES) == {(prev, role) for prev in [None, *roles] for role in roles}
+    assert all(_RULES.values())

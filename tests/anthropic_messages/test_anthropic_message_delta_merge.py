@@ -113,8 +113,12 @@ def test_known_stop_reason_never_raises_on_a_non_string() -> None:
         ("stop_sequence", 5, "stop_sequence is not a string"),
         ("stop_details", "refusal", "stop_details is not a object"),
         ("container", "c-1", "container is not a object"),
-        ("container", {"expires_at": "2026-12-01T10:30:00Z"}, "container.id is missing"),
-        ("container", {"id": "c-1", "expires_at": 5}, "expires_at is not a string"),
+        (
+            "container",
+            {"expires_at": "2026-12-01T10:30:00Z"},
+            "container lacks required field 'id'",
+        ),
+        ("container", {"id": "c-1", "expires_at": 5}, "field 'expires_at' has type int"),
     ],
 )
 def test_delta_message_fields_are_type_checked(field: str, value: Any, message: str) -> None:

@@ -25,6 +25,7 @@ from anthropic_wire import (
 from callgate import (
     CallgateError,
     FramingError,
+    JSONError,
     LimitExceededError,
     ProviderError,
     SchemaError,
@@ -33,7 +34,7 @@ from callgate import (
     UnsupportedProviderState,
     UsageError,
 )
-from callgate.anthropic_messages import Parser, Turn, parse_stream
+from callgate.anthropic_messages import Parser, State, Turn, parse_stream
 
 
 def fails(exc: type[CallgateError], *events: Any, data: bytes | None = None) -> CallgateError:
@@ -383,21 +384,22 @@ def test_failed_parser_stays_failed() -> None:
     parser = Parser()
     with pytest.raises(SequenceError) as info:
         parser.feed_bytes(sse(MESSAGE_STOP))
-    with pytest.raises(UsageError) as again:
+    assert parser.state is State.FAILED
+    with pytest.raises(SequenceError) as again:
         parser.feed_bytes(sse(PING))
-    assert again.value.__cause__ is info.value
-    with pytest.raises(UsageError):
+    assert again.value is info.value
+    with pytest.raises(SequenceError) as again:
         parser.finish()
+    assert again.value is info.value
 
 
 def test_finished_parser_is_closed(tool_turn_bytes: bytes) -> None:
     parser = Parser()
     parser.feed_bytes(tool_turn_bytes)
-    parser.finish()
+    turn = parser.finish()
     with pytest.raises(UsageError):
         parser.feed_bytes(b"")
-    with pytest.raises(UsageError):
-        parser.finish()
+    assert parser.finish() is turn
 
 
 def test_modes_cannot_be_mixed_and_bad_chunks_do_not_fail_the_parser() -> None:
@@ -424,13 +426,14 @@ def test_feed_event_rejects_non_json_values_and_non_mappings() -> None:
     import datetime
 
     parser = Parser()
-    with pytest.raises(SchemaError):
+    with pytest.raises(UsageError):
         parser.feed_event(["not", "a", "dict"])  # type: ignore[arg-type]
-    parser = Parser()
+    assert parser.state is State.START  # still usable
     start = message_start()
     start["message"]["created"] = datetime.datetime(2026, 1, 1)
-    with pytest.raises(SchemaError):
+    with pytest.raises(JSONError, match="to_dict"):
         parser.feed_event(start)
+    assert parser.state is State.FAILED
 
 
 def test_feed_event_copies_so_later_mutation_does_not_reach_the_turn() -> None:

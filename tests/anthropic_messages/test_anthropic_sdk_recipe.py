@@ -11,7 +11,7 @@ import pytest
 from anthropic_wire import FIXTURE_DIR
 from test_anthropic_sdk_equivalence import sdk_stream
 
-from callgate import SchemaError
+from callgate import JSONError
 from callgate.anthropic_messages import Parser, parse_response, parse_stream
 
 anthropic = pytest.importorskip("anthropic")
@@ -62,7 +62,7 @@ def sdk_message(body: dict[str, Any]) -> Any:
 def test_sdk_message_to_dict_keeps_a_datetime_and_the_error_names_the_fix() -> None:
     message = sdk_message(BODY)
     assert type(message.container.expires_at).__name__ == "datetime"
-    with pytest.raises(SchemaError, match="datetime") as info:
+    with pytest.raises(JSONError, match="datetime") as info:
         parse_response(message.to_dict())
     assert HINT in str(info.value)
     assert info.value.provider == "anthropic"
@@ -82,7 +82,7 @@ def test_sdk_stream_events_to_dict_fail_with_the_fix_named() -> None:
     assert "container" in delta["delta"]
     for event in head:
         parser.feed_event(event)
-    with pytest.raises(SchemaError, match="datetime") as info:
+    with pytest.raises(JSONError, match="datetime") as info:
         parser.feed_event(delta)
     assert HINT in str(info.value)
     assert info.value.wire_type == "message_delta"

@@ -21,16 +21,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from callgate import CallgateError, ProviderError, SequenceError
-from callgate.anthropic_messages import Parser, parse_stream
-from callgate.anthropic_messages._state import (
-    BETWEEN_BLOCKS,
-    COMPLETE,
-    DONE,
-    IN_BLOCK,
-    START,
-    STOPPING,
-    TRANSITIONS,
-)
+from callgate.anthropic_messages import Parser, State, parse_stream
+from callgate.anthropic_messages._state import TRANSITIONS
+
+START, BETWEEN_BLOCKS, IN_BLOCK = State.START, State.BETWEEN_BLOCKS, State.IN_BLOCK
+STOPPING, DONE, COMPLETE = State.STOPPING, State.DONE, State.COMPLETE
 
 EVENT_TYPES = [
     "message_start",
@@ -72,7 +67,7 @@ def _complete_start() -> dict[str, Any]:
     return event
 
 
-PREFIXES: dict[int, list[dict[str, Any]]] = {
+PREFIXES: dict[State, list[dict[str, Any]]] = {
     START: [],
     BETWEEN_BLOCKS: [message_start()],
     IN_BLOCK: [message_start(), block_start(0, {"type": "text", "text": ""})],
@@ -82,9 +77,9 @@ PREFIXES: dict[int, list[dict[str, Any]]] = {
 }
 
 
-@pytest.mark.parametrize("state", sorted(PREFIXES))
+@pytest.mark.parametrize("state", list(PREFIXES), ids=lambda s: s.name)
 @pytest.mark.parametrize("kind", EVENT_TYPES)
-def test_every_state_event_pair_is_legal_or_a_sequence_error(state: int, kind: str) -> None:
+def test_every_state_event_pair_is_legal_or_a_sequence_error(state: State, kind: str) -> None:
     parser = Parser()
     for event in PREFIXES[state]:
         parser.feed_event(event)
@@ -104,7 +99,7 @@ def test_done_accepts_nothing() -> None:
 
 
 def test_every_state_has_a_prefix() -> None:
-    assert sorted(PREFIXES) == sorted({state for state, _ in TRANSITIONS} | {DONE})
+    assert set(PREFIXES) == {state for state, _ in TRANSITIONS} | {DONE}
 
 
 def test_complete_accepts_only_message_stop_ping_and_error() -> None:

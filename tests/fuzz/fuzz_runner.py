@@ -68,57 +68,7 @@ class KnownBug:
     events: Callable[[list[Event]], bool] | None = None
 
 
-def _message_delta_extra_keys(events: list[Event]) -> bool:
-    """A message_delta with a top-level key beside type/delta/usage (merged today)."""
-    return any(
-        isinstance(e, dict)
-        and e.get("type") == "message_delta"
-        and bool(set(e) - {"type", "delta", "usage"})
-        for e in events
-    )
-
-
-def _openai_error_beside_success(events: list[Event]) -> bool:
-    """A non-error event (or body) with a non-null top-level ``error``, or a
-    ``response.completed`` whose Response carries a non-null ``error``."""
-    for e in events:
-        if not isinstance(e, dict):
-            continue
-        if e.get("type") != "error" and e.get("error") is not None:
-            return True
-        response = e.get("response")
-        if isinstance(response, dict) and response.get("error") is not None:
-            return True
-    return False
-
-
-KNOWN_BUGS: tuple[KnownBug, ...] = (
-    KnownBug(
-        name="anthropic feed_event: repr() of a deep content_block_delta index recurses",
-        item="NEW (found by this fuzzer; belongs with issue 10 A3)",
-        protocol="anthropic_messages",
-        oracle="escape",
-        exc_type="RecursionError",
-        message=r"^maximum recursion depth exceeded while getting the repr of an object$",
-        where=r"^_accumulator\.py:_on_block_delta$",
-    ),
-    KnownBug(
-        name="anthropic feed_event: repr() of a >4,300-digit content_block_delta index",
-        item="NEW (found by this fuzzer; belongs with issue 10 A3)",
-        protocol="anthropic_messages",
-        oracle="escape",
-        exc_type="ValueError",
-        message=r"^Exceeds the limit \(4300 digits\) for integer string conversion",
-        where=r"^_accumulator\.py:_on_block_delta$",
-    ),
-    KnownBug(
-        name="openai releases calls beside a non-null 'error' (event top level or Response)",
-        item="NEW (found by this fuzzer; not yet in issue 10)",
-        protocol="openai_responses",
-        oracle="release",
-        events=_openai_error_beside_success,
-    ),
-)
+KNOWN_BUGS: tuple[KnownBug, ...] = ()  # every bug the fuzzer found is fixed
 
 
 def known_bug(protocol: str, oracle: str, exc: BaseException | None, events: list[Event]) -> str:

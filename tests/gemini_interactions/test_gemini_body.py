@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -150,6 +151,30 @@ def test_body_bad_source_is_misuse() -> None:
         parse_interaction(body(), source="stream")  # type: ignore[arg-type]
 
 
-def test_turn_source_is_an_alias_of_origin() -> None:
+def test_turn_origin_is_the_source_and_the_dead_source_alias_is_gone() -> None:
     turn = parse_interaction(body(steps=[USER, fcall("a", "f", {})]), source="get")
-    assert turn.source == turn.origin == "get"
+    assert turn.origin == "get"
+    assert not hasattr(turn, "source")
+
+
+def test_a_body_mapping_that_is_not_a_dict_is_parsed_like_the_dict() -> None:
+    obj = body(steps=[fcall("a", "f", {"x": 1})])
+    assert parse_response(MappingProxyType(obj)).digest == parse_response(obj).digest
+
+
+@pytest.mark.parametrize("bad", [3, None, ["x"], ("x",)])
+def test_a_body_of_another_type_is_misuse(bad: Any) -> None:
+    with pytest.raises(UsageError, match="Mapping"):
+        parse_interaction(bad, source="create")
+
+
+def test_a_body_holding_a_non_json_value_is_a_json_error() -> None:
+    with pytest.raises(JSONError, match="model_dump"):
+        parse_response(body(steps=[fcall("a", "f", {"x": {1, 2}})]))
+
+
+def test_the_body_text_is_its_model_output_text() -> None:
+    out = {"type": "model_output", "content": [{"type": "text", "text": "Hel"}]}
+    more = {"type": "model_output", "content": [{"type": "text", "text": "lo"}]}
+    assert parse_response(body("completed", steps=[out, more])).text == "Hello"
+    assert parse_response(body(steps=[fcall("a", "f", {})])).text == ""

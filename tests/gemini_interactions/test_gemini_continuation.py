@@ -94,9 +94,14 @@ def test_stateful_request_resends_every_control_explicitly() -> None:
 
 
 def test_stateful_needs_proof_the_previous_interaction_was_stored() -> None:
-    for proof in (False, 1, "yes", None):
-        with pytest.raises(ContinuationError):
-            stateful(stream_turn(), previous_interaction_was_stored=proof)
+    with pytest.raises(ContinuationError):
+        stateful(stream_turn(), previous_interaction_was_stored=False)
+
+
+@pytest.mark.parametrize("proof", [1, "yes", None])
+def test_a_stored_proof_of_another_type_is_misuse(proof: Any) -> None:
+    with pytest.raises(UsageError, match="explicit bool"):
+        stateful(stream_turn(), previous_interaction_was_stored=proof)
 
 
 def test_stateful_store_must_be_an_explicit_bool() -> None:
@@ -141,16 +146,37 @@ def test_result_iterable_is_consumed_at_most_one_past_the_calls() -> None:
 
 def test_strict_in_a_declaration_is_rejected() -> None:
     """OpenAI's ``strict`` flag has no meaning in a Gemini declaration: refuse, don't drop."""
-    with pytest.raises(ContinuationError, match="strict"):
+    with pytest.raises(UsageError, match="strict"):
         stateful(stream_turn(), tools=[{**WEATHER_TOOL, "strict": True}])
 
 
 def test_openai_shaped_declarations_and_formats_are_rejected() -> None:
     nested = {"type": "function", "function": {"name": "get_weather"}}
-    with pytest.raises(ContinuationError):
+    with pytest.raises(UsageError):
         stateful(stream_turn(), tools=[nested])
-    with pytest.raises(ContinuationError):
+    with pytest.raises(UsageError):
         stateful(stream_turn(), response_format={"type": "json_schema", "json_schema": {}})
+
+
+@pytest.mark.parametrize(
+    "tools",
+    [
+        ["not an object"],
+        [{"name": "no type"}],
+        [{"type": "function", "name": ""}],
+        [{"type": "function", "name": "f", "parameters": []}],
+        [{"type": "function", "name": "f"}, {"type": "function", "name": "f"}],
+    ],
+)
+def test_tools_of_the_wrong_shape_are_misuse(tools: list[Any]) -> None:
+    with pytest.raises(UsageError):
+        stateful(stream_turn(), tools=tools)
+
+
+@pytest.mark.parametrize("prior", ["text", {"type": "user_input"}, [USER, "not a step"]])
+def test_prior_input_steps_of_the_wrong_shape_are_misuse(prior: Any) -> None:
+    with pytest.raises(UsageError):
+        stateless(stream_turn(), prior_input_steps=prior)
 
 
 def test_observed_function_names_must_be_declared() -> None:

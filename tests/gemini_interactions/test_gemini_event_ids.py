@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from callgate import SequenceError, canonical_bytes
 from callgate.gemini_interactions import Parser, parse_stream
-from callgate.gemini_interactions._dedup import MAX_KEPT_ID_CHARS, _encode
+from callgate.gemini_interactions._assembly import MAX_KEPT_ID_CHARS, _canonical_text, _encode
 
 
 def _stream(ids: list[str], text: str = "x" * 4096) -> list[dict[str, Any]]:
@@ -90,3 +90,38 @@ def test_the_dedup_encoder_writes_exactly_the_canonical_bytes(value: Any) -> Non
     """The dedup skips canonical_bytes' validation walk (the value is decoded strict JSON),
     never its form: a replay through feed_bytes and through feed_event digests alike."""
     assert _encode(value).encode("utf-8") == canonical_bytes(value)
+
+
+_TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=6)
+_KEY = st.sampled_from(["type", "arguments", "text", "signature"]) | _TEXT
+_DELTAS = st.dictionaries(_KEY, _TEXT, min_size=2, max_size=2) | st.dictionaries(
+    _KEY, _TEXT | st.integers() | st.none(), max_size=3
+)
+_DELTA_EVENTS = st.fixed_dictionaries(
+    {
+        "event_type": st.sampled_from(["step.delta", "step.stop", ""]) | _TEXT,
+        "event_id": _TEXT,
+        "index": st.integers(-(2**40), 2**40),
+        "delta": _DELTAS.flatmap(lambda d: st.permutations(list(d.items())).map(dict)),
+    },
+    optional={"extra": _JSON},
+).flatmap(lambda d: st.permutations(list(d.items())).map(dict))
+
+
+@settings(max_examples=400, deadline=None)
+@given(_DELTA_EVENTS)
+def test_the_delta_fast_path_writes_exactly_the_canonical_bytes(event: dict[str, Any]) -> None:
+    """The hot step.delta shape is written by an f-string, not the encoder: in any key
+    order, with any strings, its bytes (so its digest) are canonical_bytes' own."""
+    assert _canonical_text(event).encode("utf-8") == canonical_bytes(event)
+
+
+def test_a_delta_replay_with_its_keys_reordered_is_ignored_and_a_changed_one_refused() -> None:
+    events = _stream(["e1"], text="ab")
+    delta = events[3]
+    swapped = {**delta, "delta": dict(reversed(list(delta["delta"].items())))}
+    data = sse(events[:4]) + sse([swapped]) + sse(events[4:])
+    assert parse_stream(data).calls[0].arguments == {"q": "ab"}
+    changed = {**delta, "delta": {**delta["delta"], "arguments": "zz"}}
+    with pytest.raises(SequenceError, match="another payload"):
+        parse_stream(sse(events[:4]) + sse([changed]) + sse(events[4:]))

@@ -30,7 +30,7 @@ def _check(turn: Turn, fixture: Fixture) -> None:
     want = {k: expected[k] for k in summary(turn)}
     assert summary(turn) == want
     assert turn.origin == expected["source"]
-    assert turn.revision == fixture.contract_revision
+    assert turn.baseline == fixture.contract_revision
     if "text" in expected:
         texts = [
             block["text"]
@@ -39,6 +39,14 @@ def _check(turn: Turn, fixture: Fixture) -> None:
             for block in step["content"]
         ]
         assert "".join(texts) == expected["text"]
+        assert turn.text == expected["text"]
+    blocks = [
+        block
+        for step in turn.steps
+        if step["type"] == "model_output"
+        for block in step.get("content", [])
+    ]
+    assert turn.text == "".join(b["text"] for b in blocks if b["type"] == "text")
 
 
 def test_fixture_set_covers_both_baselines_and_layers() -> None:

@@ -29,7 +29,7 @@ from callgate import (
     UnsupportedProviderState,
     UsageError,
 )
-from callgate.gemini_interactions import Parser, Turn, parse_stream
+from callgate.gemini_interactions import Parser, State, Turn, parse_stream
 
 Events = list[dict[str, Any] | str]
 
@@ -565,10 +565,21 @@ def test_feed_event_copies_the_callers_dict() -> None:
     assert parser.finish().calls[0].arguments == {"a": 1}
 
 
-@pytest.mark.parametrize("obj", [{"event_type": "error", "x": {1, 2}}, [1], 3, b"{}"])
-def test_feed_event_refuses_non_json_objects(obj: Any) -> None:
-    with pytest.raises(SchemaError):
-        Parser().feed_event(obj)
+def test_feed_event_refuses_an_event_holding_a_non_json_value_as_a_json_error() -> None:
+    parser = Parser()
+    with pytest.raises(JSONError, match="model_dump"):
+        parser.feed_event({"event_type": "error", "x": {1, 2}})
+    assert parser.state is State.FAILED
+
+
+@pytest.mark.parametrize("obj", [[1], 3, b"{}", "interaction.created"])
+def test_feed_event_refuses_a_non_mapping_as_misuse_and_stays_usable(obj: Any) -> None:
+    parser = Parser()
+    with pytest.raises(UsageError):
+        parser.feed_event(obj)
+    for event in call_stream(fragments=['{"a":1}']):
+        parser.feed_event(event)
+    assert parser.finish().calls[0].arguments == {"a": 1}
 
 
 def test_bad_constructor_arguments_are_usage_errors() -> None:
@@ -578,3 +589,34 @@ def test_bad_constructor_arguments_are_usage_errors() -> None:
         Parser(limits={"max_json_depth": 3})  # type: ignore[arg-type]
     with pytest.raises(UsageError):
         parse_stream("data: x")  # type: ignore[arg-type]
+
+
+class _NotADict:
+    """A Mapping by registration only: dict() of it raises a bare KeyError."""
+
+    def __getitem__(self, key: str) -> Any:
+        raise KeyError(key)
+
+    def __iter__(self) -> Any:
+        return iter(["event_type"])
+
+    def keys(self) -> Any:
+        return ["event_type"]
+
+    def __len__(self) -> int:
+        return 1
+
+
+def test_a_stray_error_from_a_callers_mapping_is_converted_once_at_the_boundary() -> None:
+    from collections.abc import Mapping
+
+    Mapping.register(_NotADict)
+    parser = Parser()
+    with pytest.raises(SchemaError, match="KeyError") as caught:
+        parser.feed_event(_NotADict())  # type: ignore[arg-type]
+    assert isinstance(caught.value.__cause__, KeyError)
+    assert caught.value.provider == "google"
+    assert parser.state is State.FAILED
+    with pytest.raises(SchemaError) as again:
+        parser.finish()
+    assert again.value is caught.value

@@ -38,7 +38,8 @@ PREFIX: dict[State, list[dict[str, Any] | str]] = {
     State.OPEN: [created(), start(0, {"type": "thought"})],
     State.TERMINAL: [created(), completed("completed")],
     State.DONE: [created(), completed("completed"), "[DONE]"],
-}
+}  # State.FAILED: see the test of the failed state below
+assert set(PREFIX) == set(State) - {State.FAILED}
 
 
 def test_table_covers_only_routed_events() -> None:
@@ -46,7 +47,19 @@ def test_table_covers_only_routed_events() -> None:
     assert len(set(ROUTED)) == 8
 
 
-@pytest.mark.parametrize("state", list(State), ids=lambda s: s.value)
+def test_the_failed_state_has_no_row_and_every_event_reraises_the_first_error() -> None:
+    assert not [key for key in TRANSITIONS if key[0] is State.FAILED]
+    parser = Parser()
+    with pytest.raises(SequenceError) as first:
+        parser.feed_event(stop(0))
+    assert parser.state is State.FAILED
+    for event_type in ROUTED:
+        with pytest.raises(SequenceError) as again:
+            parser.feed_event(SAMPLE[event_type])
+        assert again.value is first.value
+
+
+@pytest.mark.parametrize("state", list(PREFIX), ids=lambda s: s.value)
 @pytest.mark.parametrize("event_type", ROUTED)
 def test_every_state_event_pair_is_legal_or_a_sequence_error(state: State, event_type: str) -> None:
     parser = Parser()

@@ -15,8 +15,8 @@ import callgate.anthropic_messages as anthropic_messages
 import callgate.gemini_interactions as gemini_interactions
 from callgate import (
     CallgateError,
+    JSONError,
     LimitExceededError,
-    SchemaError,
     ToolResult,
     UsageError,
     canonical_bytes,
@@ -92,9 +92,9 @@ def _message_start(usage_tokens: int) -> dict[str, object]:
     }
 
 
-def test_anthropic_feed_event_with_huge_int_is_a_schema_error() -> None:
+def test_anthropic_feed_event_with_huge_int_is_a_json_error() -> None:
     parser = anthropic_messages.Parser()
-    with pytest.raises(SchemaError, match="not JSON"):
+    with pytest.raises(JSONError, match="not a JSON value"):
         parser.feed_event(_message_start(HUGE))
 
 
@@ -111,19 +111,19 @@ def test_anthropic_feed_event_huge_int_in_a_delta_raises_a_callgate_error() -> N
         )
 
 
-def test_anthropic_parse_response_dict_with_huge_int_is_a_schema_error() -> None:
+def test_anthropic_parse_response_dict_with_huge_int_is_a_json_error() -> None:
     body = dict(_message_start(HUGE)["message"])  # type: ignore[call-overload]
     body["stop_reason"] = "end_turn"
-    with pytest.raises(SchemaError):
+    with pytest.raises(JSONError):
         anthropic_messages.parse_response(body)
 
 
-def test_gemini_parse_response_dict_with_huge_int_is_a_schema_error() -> None:
+def test_gemini_parse_response_dict_with_huge_int_is_a_json_error() -> None:
     body = {"id": "int_1", "status": "completed", "usage": {"total_tokens": HUGE}}
-    with pytest.raises(SchemaError, match="not a JSON value"):
+    with pytest.raises(JSONError, match="not a JSON value"):
         gemini_interactions.parse_response(body)
 
 
-def test_gemini_feed_event_with_huge_int_is_a_schema_error() -> None:
-    with pytest.raises(SchemaError):
+def test_gemini_feed_event_with_huge_int_is_a_json_error() -> None:
+    with pytest.raises(JSONError):
         gemini_interactions.Parser().feed_event({"event_type": "interaction.start", "n": HUGE})

@@ -690,7 +690,7 @@ class GeminiDriver:
             turn = gi.parse_stream(body, baseline=self.h.baseline)
         else:
             turn = gi.parse_interaction(body, source="create", baseline=self.h.baseline)
-        assert turn.revision == self.h.baseline
+        assert turn.baseline == self.h.baseline
         return turn, Decoded(
             calls=[(c.call_id, c.name, c.arguments) for c in turn.calls],
             text="".join(

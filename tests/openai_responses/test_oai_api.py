@@ -184,4 +184,6 @@ def test_parse_response_applies_the_item_gate() -> None:
     with pytest.raises(JSONError):
         parse_response(raw)
     with pytest.raises(UsageError):
-        parse_response("{}")  # type: ignore[arg-type]
+        parse_response(3)  # type: ignore[arg-type]
+    with pytest.raises(SchemaError):  # JSON text is a body too (the shared contract)
+        parse_response("{}")

@@ -127,9 +127,10 @@ def test_store_must_be_an_explicit_bool() -> None:
     "field", ["model", "input", "previous_response_id", "store", "instructions", "tools"]
 )
 def test_request_controls_cannot_override_protected_fields(field: str) -> None:
-    with pytest.raises(UsageError, match="protected"):
+    # A precondition of the conversation (the builder owns these fields), not a bad shape.
+    with pytest.raises(ContinuationError, match="protected"):
         stateful(make_turn(), request_controls={field: "x"})
-    with pytest.raises(UsageError, match="protected"):
+    with pytest.raises(ContinuationError, match="protected"):
         stateless(make_turn(), request_controls={field: "x"})
 
 
@@ -278,3 +279,19 @@ def test_non_json_caller_values_are_refused() -> None:
         stateless(make_turn(), prior_input_items=[{"role": "user", "content": object()}])
     with pytest.raises(UsageError):
         stateful(make_turn(), tools=[{"type": "function", "name": "get_weather"}] * 2)
+
+
+@pytest.mark.parametrize("results", [None, 3, "call_w", {"call_w": "x"}, [("call_w", "x")]])
+def test_results_that_are_not_an_iterable_of_tool_results_are_a_usage_error(
+    results: Any,
+) -> None:
+    # The wrong type of argument (a TypeError escaped for None/3; a tuple was a BindingError).
+    with pytest.raises(UsageError, match="ToolResult"):
+        stateful(make_turn(), results=results)
+    with pytest.raises(UsageError, match="ToolResult"):
+        stateless(make_turn(), results=results)
+
+
+def test_results_may_be_any_iterable_consumed_once() -> None:
+    body = stateful(make_turn(), results=iter(RESULTS))
+    assert [item["call_id"] for item in body["input"]] == ["call_w", "call_t"]

@@ -19,7 +19,7 @@ from callgate import (
     TruncatedStreamError,
     UnsupportedProviderState,
 )
-from callgate.openai_responses import Parser, parse_stream
+from callgate.openai_responses import Parser, parse_response, parse_stream
 
 DELTA = "response.function_call_arguments.delta"
 DONE = "response.function_call_arguments.done"
@@ -583,3 +583,86 @@ def test_feed_event_refuses_non_finite_floats() -> None:
     event["response"]["temperature"] = float("nan")
     with pytest.raises(JSONError):
         parser.feed_event(event)
+
+
+# -- an error reported beside success (the SDK raises APIError; nothing may be released) --
+
+_ERROR = {"type": "server_error", "code": "server_error", "message": "boom", "param": None}
+
+
+def _completed_with(**fields: object) -> Stream:
+    s = one_call().completed()
+    s.events[-1]["response"].update(fields)
+    return s
+
+
+def test_completed_response_with_a_non_null_error_releases_nothing() -> None:
+    err = fail(_completed_with(error=dict(_ERROR)).events, ProviderError)
+    assert isinstance(err, ProviderError)
+    assert (err.error_code, err.provider_message) == ("server_error", "boom")
+    assert err.turn.error.source == "response.completed"
+
+
+def test_completed_response_with_incomplete_details_releases_nothing() -> None:
+    # ProviderError, as for response.incomplete: the provider says the turn did not finish.
+    details = {"reason": "max_output_tokens"}
+    err = fail(_completed_with(incomplete_details=details).events, ProviderError)
+    assert err.turn.error.code == "max_output_tokens"
+    assert err.turn.error.raw == details
+
+
+@pytest.mark.parametrize("field", ["error", "incomplete_details"])
+@pytest.mark.parametrize("value", ["boom", [], 0, False, 1.5])
+def test_completed_response_error_fields_of_another_type_are_schema_errors(
+    field: str, value: object
+) -> None:
+    fail(_completed_with(**{field: value}).events, SchemaError)
+
+
+def test_completed_response_with_null_error_and_incomplete_details_releases_its_calls() -> None:
+    turn = run(_completed_with(error=None, incomplete_details=None).events)
+    assert [c.call_id for c in turn.calls] == ["call_0"]
+
+
+@pytest.mark.parametrize(
+    "fields", [{"error": dict(_ERROR)}, {"incomplete_details": {"reason": "content_filter"}}]
+)
+def test_parse_response_refuses_a_completed_body_that_reports_a_problem(
+    fields: dict[str, object],
+) -> None:
+    body = response("resp_body", "completed", [weather(0)]) | fields
+    with pytest.raises(ProviderError) as info:
+        parse_response(body)
+    assert info.value.turn.calls == ()
+    assert info.value.turn.error.source == "response.completed"
+
+
+def test_parse_response_error_field_of_another_type_is_a_schema_error() -> None:
+    with pytest.raises(SchemaError):
+        parse_response(response("resp_body", "completed", [weather(0)]) | {"error": "boom"})
+
+
+@pytest.mark.parametrize("position", range(7))
+def test_a_truthy_top_level_error_on_any_event_fails_closed(position: int) -> None:
+    events = one_call().completed().events
+    assert events[position]["type"] != "error"
+    events[position]["error"] = dict(_ERROR)
+    err = fail(events, ProviderError)
+    assert err.provider_message == "boom"
+    assert err.event_index == position
+    assert err.turn.error.source == "error_field"
+
+
+@pytest.mark.parametrize("value", ["boom", [1], 1, True])
+def test_a_truthy_top_level_error_that_is_not_an_object_is_a_schema_error(value: object) -> None:
+    events = one_call().completed().events
+    events[2]["error"] = value
+    fail(events, SchemaError)
+
+
+@pytest.mark.parametrize("value", [None, {}, False, "", 0, []])
+def test_a_falsy_top_level_error_is_ignored_as_the_sdk_ignores_it(value: object) -> None:
+    events = one_call().completed().events
+    for event in events:
+        event["error"] = copy.deepcopy(value)
+    assert [c.call_id for c in run(events).calls] == ["call_0"]

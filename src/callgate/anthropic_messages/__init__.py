@@ -3,23 +3,25 @@
 ``Parser`` / ``parse_stream`` / ``parse_response`` turn a Messages stream or body into a
 :class:`Turn`; ``Turn.calls`` holds only the client ``tool_use`` calls that may execute,
 ``Turn.recovery_calls`` the ones that must be answered with an error instead.
-``build_continuation`` replays the conversation with exact tool results.
+``build_continuation`` replays the conversation with exact tool results. ``State`` is the
+parser's state (``Parser.state``); see ``_state.TRANSITIONS`` for the table.
 """
 
-from ._continuation import (
-    CARRY_CONTAINER,
-    RECOVERY_ERROR_TEXT,
-    SystemMessageCapability,
-    build_continuation,
-)
-from ._parser import Parser, parse_response, parse_stream
-from ._turn import RecoveryCall, ToolUse, Turn
+from ._body import parse_response
+
+# CARRY_CONTAINER (the ``container=`` default) stays importable from the package but is not
+# part of the shared room surface in ``__all__``.
+from ._continuation import CARRY_CONTAINER as CARRY_CONTAINER
+from ._continuation import SystemMessageCapability, build_continuation
+from ._parser import Parser, parse_stream
+from ._state import State
+from ._turn import RECOVERY_ERROR_TEXT, RecoveryCall, ToolUse, Turn
 
 __all__ = [
-    "CARRY_CONTAINER",
     "RECOVERY_ERROR_TEXT",
     "Parser",
     "RecoveryCall",
+    "State",
     "SystemMessageCapability",
     "ToolUse",
     "Turn",

@@ -23,13 +23,14 @@ __all__ = [
     "EVENT_TYPES",
     "KNOWN_UNSUPPORTED_BLOCKS",
     "KNOWN_UNSUPPORTED_DELTAS",
+    "PROVIDER",
     "SERVER_TOOL_RESULT_BLOCKS",
     "STOP_REASONS",
     "BlockSpec",
     "DeltaSpec",
 ]
 
-PROVIDER = "anthropic"
+PROVIDER = "anthropic"  # the provider tag every error of this room carries
 
 # Kinds of content block, by how their content arrives.
 TEXT = "text"  # text_delta appends, citations_delta appends to `citations`

@@ -2,17 +2,19 @@
 
 Bytes go through :class:`callgate.sse.SSEDecoder`; each event's ``event:`` name must equal
 its JSON ``type``. Decoded objects (``feed_event``) skip the envelope check. Every event is
-looked up in ``TRANSITIONS``; block content accumulates in one list of fragments for the
-single open block and is joined once at ``content_block_stop`` (tool input is parsed there
-with ``loads_strict``, once). Any error leaves the parser failed.
+looked up in the current state's row of ``TRANSITIONS`` and handed to the bound handler of
+a :class:`~._handlers.Handlers` (composed, not inherited); block content accumulates in the
+:class:`~._assembly.Assembly`. Every failure passes the one boundary (``at_boundary``) and
+leaves the parser in ``State.FAILED``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .._errors import (
+    STRAY_ERRORS,
     CallgateError,
     FramingError,
     LimitExceededError,
@@ -21,72 +23,111 @@ from .._errors import (
     SchemaError,
     TruncatedStreamError,
     UsageError,
+    at_boundary,
 )
+from .._fields import check_limits_and_baseline
 from .._json import loads_strict
 from .._limits import DEFAULT_LIMITS, Limits
 from ..contracts import CURRENT_REVISION, REVISIONS
 from ..sse import SSEDecoder
 from . import _events as ev
-from ._accumulator import Accumulator
-from ._state import DONE, STATE_NAMES
-from ._turn import Turn, build_turn
+from ._assembly import Assembly, copy_event_value
+from ._handlers import Handlers
+from ._state import TRANSITIONS, State, illegal
+from ._turn import Turn
 
-__all__ = ["Parser", "parse_response", "parse_stream"]
+__all__ = ["Parser", "parse_stream"]
 
 _BYTES = "bytes"
 _EVENTS = "events"
 _SLICE_BYTES = 1 << 16
+_CAUGHT = (CallgateError, *STRAY_ERRORS)
+
+# A bound row entry: (handler, next state, the next state's row). Rows are keyed by wire
+# type only, so the hot path hashes a str, never a State.
+_Entry = tuple[Callable[[dict[str, Any]], State | None], State, dict[str, Any]]
+_Rows = dict[State, dict[str, _Entry]]
 
 
-class Parser(Accumulator):
+def _bind(handlers: Handlers) -> _Rows:
+    rows: _Rows = {state: {} for state in State}
+    for (state, kind), (name, nxt) in TRANSITIONS.items():
+        rows[state][kind] = (getattr(handlers, name), nxt, rows[nxt])
+    return rows
+
+
+class Parser:
     """Incremental parser for one Messages stream: ``feed_bytes`` or ``feed_event``, then
     ``finish``.
 
     ``baseline`` is a contract revision from ``callgate.contracts.REVISIONS``; a bad
     ``baseline`` or ``limits`` is a :class:`UsageError` at construction.
 
-    Use one input mode per parser (mixing them is a :class:`UsageError`). Feeding raises the
-    first protocol violation as a :class:`~callgate.ProtocolError` subclass carrying
-    ``provider``, ``event_index``, ``wire_type`` and the partial ``turn`` (``calls == ()``).
-    After any error the parser is failed: every later ``feed_*``/``finish`` raises
-    :class:`UsageError` chained to the original error. After a successful ``finish`` it is
-    closed the same way.
+    Use one input mode per parser: mixing them is a :class:`UsageError` that leaves the
+    parser usable in its first mode, and so is a chunk or event of the wrong type. Feeding
+    raises the first protocol violation as a :class:`~callgate.ProtocolError` subclass
+    carrying ``provider``, ``event_index``, ``wire_type`` and the partial ``turn``
+    (``calls == ()``). Any ProtocolError leaves the parser failed: every later
+    feed_*/finish call re-raises that same error, whose `turn` is the partial turn
+    (nothing released). After a successful ``finish``, ``finish`` returns the same Turn
+    and feeding is a :class:`UsageError`. ``state`` is the current :class:`State`.
     """
 
-    __slots__ = ("_decoder", "_failed", "_finished", "_mode", "_seen", "_wire_type")
+    __slots__ = (
+        "_assembly",
+        "_decoder",
+        "_failed",
+        "_limits",
+        "_mode",
+        "_row",
+        "_rows",
+        "_seen",
+        "_state",
+        "_turn",
+        "_wire_type",
+    )
 
     def __init__(self, *, limits: Limits = DEFAULT_LIMITS, baseline: str = CURRENT_REVISION):
-        if not isinstance(limits, Limits):
-            raise UsageError(f"limits must be a callgate.Limits, got {type(limits).__name__}")
-        if baseline not in REVISIONS:
-            raise UsageError(f"baseline must be one of {REVISIONS}, got {baseline!r}")
-        super().__init__(limits, baseline)
+        check_limits_and_baseline(limits, baseline, REVISIONS)
+        self._limits = limits
+        self._assembly = Assembly(limits, baseline)
+        self._rows = _bind(Handlers(self._assembly))
+        self._state = State.START
+        self._row = self._rows[State.START]
         self._decoder: SSEDecoder | None = None
         self._mode: str | None = None
         self._failed: CallgateError | None = None
-        self._finished = False
+        self._turn: Turn | None = None
         self._seen = 0
         self._wire_type: str | None = None
+
+    @property
+    def state(self) -> State:
+        """Where the parser is (``State.FAILED`` after any error)."""
+        return self._state
 
     # -- public ------------------------------------------------------------------------
 
     def feed_bytes(self, chunk: bytes | bytearray | memoryview) -> None:
         """Feed raw SSE bytes in any chunking. Raises a ``ProtocolError`` subclass on the
-        first violation (the parser is then failed) and :class:`UsageError` for a non-bytes
-        chunk (the parser stays usable) or a failed/finished parser."""
+        first violation (the parser is then failed), and :class:`UsageError` for a
+        non-bytes chunk or after ``feed_event`` (the parser stays usable) or after a
+        successful ``finish``."""
+        self._check_usable(_BYTES)
         if not isinstance(chunk, bytes | bytearray | memoryview):
             raise UsageError(f"feed_bytes() takes bytes, got {type(chunk).__name__}")
-        self._enter(_BYTES)
+        self._mode = _BYTES
         decoder = self._decoder
         if decoder is None:
             decoder = self._decoder = SSEDecoder(limits=self._limits)
         try:
             events = decoder.feed(bytes(chunk))
-        except CallgateError as exc:
-            raise self._fail(exc, self._seen) from None
+        except _CAUGHT as exc:
+            err = self._fail(exc, self._seen)
+            raise err from err.__cause__
         if not events:
             return
-        loads, limits, table = loads_strict, self._limits, self._table
+        loads, limits, row = loads_strict, self._limits, self._row
         try:
             for sse in events:
                 self._seen += 1
@@ -102,21 +143,34 @@ class Parser(Accumulator):
                 t = obj.get("type")
                 if t != name:
                     raise FramingError(f"SSE event name {name!r} does not match data type {t!r}")
-                entry = table.get((self._state, t))
+                entry = row.get(t)
                 if entry is None:
-                    self._illegal(t)
+                    illegal(self._state, t)
                 nxt = entry[0](obj)
-                self._state = entry[1] if nxt is None else nxt
-        except CallgateError as exc:
-            raise self._fail(exc, self._seen - 1) from None
+                if nxt is None:
+                    self._state = entry[1]
+                    row = self._row = entry[2]
+                else:
+                    self._state = nxt
+                    row = self._row = self._rows[nxt]
+        except _CAUGHT as exc:
+            err = self._fail(exc, self._seen - 1)
+            raise err from err.__cause__
 
     def feed_event(self, obj: Mapping[str, Any]) -> None:
         """Feed one decoded wire event: an SDK event's ``to_dict(mode="json")`` (plain
         ``to_dict()`` keeps ``container.expires_at`` as a ``datetime``, which is refused).
-        No SSE envelope is checked. Raises like :meth:`feed_bytes`; a non-mapping or
-        non-JSON value is a :class:`~callgate.SchemaError` whose message names that fix.
-        Non-delta events are copied, so later changes to ``obj`` do not reach the turn."""
-        self._enter(_EVENTS)
+        No SSE envelope is checked. Raises like :meth:`feed_bytes`; a non-mapping is a
+        :class:`UsageError` (the parser stays usable) and a non-JSON value inside the
+        event a :class:`~callgate.JSONError` whose message names the fix. Non-delta
+        events are copied, so later changes to ``obj`` do not reach the turn."""
+        self._check_usable(_EVENTS)
+        if not isinstance(obj, Mapping):
+            raise UsageError(
+                f'feed_event() takes a mapping (an SDK event\'s .to_dict(mode="json")), '
+                f"got {type(obj).__name__}"
+            )
+        self._mode = _EVENTS
         self._seen += 1
         try:
             if self._seen > self._limits.max_events_per_stream:
@@ -126,76 +180,76 @@ class Parser(Accumulator):
                     bound=self._limits.max_events_per_stream,
                     observed=self._seen,
                 )
-            if not isinstance(obj, Mapping):
-                raise SchemaError(f"event is a {type(obj).__name__}, not a JSON object")
             event: dict[str, Any] = obj if type(obj) is dict else dict(obj)
             t = event.get("type")
             if type(t) is not str:
                 raise SchemaError("event has no string `type`")
             self._wire_type = t
             if t != ev.BLOCK_DELTA:
-                event = self._copy(event)
-            entry = self._table.get((self._state, t))
+                event = copy_event_value(event, self._limits)
+            entry = self._row.get(t)
             if entry is None:
-                self._illegal(t)
+                illegal(self._state, t)
             nxt = entry[0](event)
-            self._state = entry[1] if nxt is None else nxt
-        except CallgateError as exc:
-            raise self._fail(exc, self._seen - 1) from None
+            if nxt is None:
+                self._state, self._row = entry[1], entry[2]
+            else:
+                self._state, self._row = nxt, self._rows[nxt]
+        except _CAUGHT as exc:
+            err = self._fail(exc, self._seen - 1)
+            raise err from err.__cause__
 
     def finish(self) -> Turn:
-        """End of input: return the :class:`Turn`.
+        """End of input: return the :class:`Turn` (the same object on every later call).
 
         Raises :class:`~callgate.TruncatedStreamError` (with the partial ``turn``) when the
-        stream ended before ``message_stop`` or mid-event, and :class:`UsageError` when the
-        parser failed earlier or was already finished. The parser is closed afterwards.
+        stream ended before ``message_stop`` or mid-event; a failed parser re-raises its
+        error.
         """
-        self._enter(self._mode)
+        if self._turn is not None:
+            return self._turn
+        self._check_usable(None)
         try:
             if self._decoder is not None:
                 self._decoder.finish()
-            if self._state != DONE:
+            if self._state is not State.DONE:
                 raise TruncatedStreamError(
-                    f"stream ended in state {STATE_NAMES[self._state]} before message_stop"
+                    f"stream ended in state {self._state.name} before message_stop"
                 )
-            assert self._message is not None  # DONE implies message_start was handled
-            turn = build_turn(
-                self._message,
-                self._content,
-                self._tool_info,
-                self._telemetry,
-                complete=True,
-                baseline=self._baseline,
-            )
-        except CallgateError as exc:
-            raise self._fail(exc, self._seen) from None
-        self._finished = True
+            turn = self._assembly.turn()
+        except _CAUGHT as exc:
+            err = self._fail(exc, self._seen)
+            raise err from err.__cause__
+        self._turn = turn
         return turn
 
     # -- plumbing ----------------------------------------------------------------------
 
-    def _enter(self, mode: str | None) -> None:
+    def _check_usable(self, mode: str | None) -> None:
+        """Raise unless the parser can take input in ``mode`` (``None``: any)."""
         if self._failed is not None:
-            raise UsageError("the parser failed earlier and cannot be used") from self._failed
-        if self._finished:
+            raise self._failed
+        if self._turn is not None:
             raise UsageError("the parser was already finished")
-        if self._mode is None:
-            self._mode = mode
-        elif mode != self._mode:
+        if mode is not None and self._mode is not None and mode != self._mode:
             raise UsageError("feed_bytes() and feed_event() cannot be mixed on one parser")
 
-    def _fail(self, exc: CallgateError, index: int) -> CallgateError:
-        """Record the failure and attach context; the caller re-raises ``exc``."""
-        self._failed = exc
-        if exc.provider is None:
-            exc.provider = ev.PROVIDER
-        if exc.event_index is None:
-            exc.event_index = index
-        if exc.wire_type is None and type(self._wire_type) is str:
-            exc.wire_type = self._wire_type
-        if exc.turn is None:
-            exc.turn = self._partial_turn()
-        return exc
+    def _fail(self, exc: BaseException, index: int) -> CallgateError:
+        """Convert ``exc`` once, at the boundary, and enter ``FAILED``."""
+        err = at_boundary(
+            exc,
+            provider=ev.PROVIDER,
+            event_index=index,
+            wire_type=self._wire_type,
+            partial_turn=self._partial_turn,
+        )
+        self._failed = err
+        self._state = State.FAILED
+        self._row = self._rows[State.FAILED]
+        return err
+
+    def _partial_turn(self) -> Turn | None:
+        return self._assembly.partial_turn(self._state is State.IN_BLOCK)
 
     def _error_frame(self, data: str) -> dict[str, Any]:
         # Whatever an error frame holds, it is the provider's failure: never a schema error.
@@ -219,9 +273,9 @@ def parse_stream(
     """Parse a whole SSE stream (bytes, or an iterable of byte chunks) into a :class:`Turn`.
 
     Raises what :meth:`Parser.feed_bytes` and :meth:`Parser.finish` raise; a ``str`` is a
-    :class:`UsageError`.
+    :class:`UsageError`, and so is a bad ``limits`` or ``baseline``.
     """
-    parser = Parser(limits=limits, baseline=baseline)
+    parser = Parser(limits=limits, baseline=baseline)  # checks limits and baseline first
     given: object = data  # a str is iterable too; refuse it explicitly
     if isinstance(data, bytes | bytearray | memoryview):
         # Slices keep the decoder's per-call event list (and memory) bounded on big bodies.
@@ -233,42 +287,4 @@ def parse_stream(
     else:
         for chunk in data:
             parser.feed_bytes(chunk)
-    return parser.finish()
-
-
-def parse_response(
-    obj: Mapping[str, Any] | bytes | str,
-    *,
-    limits: Limits = DEFAULT_LIMITS,
-    baseline: str = CURRENT_REVISION,
-) -> Turn:
-    """Parse a non-streaming Message body: a mapping (an SDK message's
-    ``to_dict(mode="json")``; plain ``to_dict()`` keeps datetimes), or its JSON bytes/text.
-
-    The body is checked with the same rules as a stream (it is replayed as the events a
-    stream of it would carry), so stream and body give the same turn. Raises
-    :class:`~callgate.SchemaError` for a malformed body and the stream errors otherwise.
-    """
-    parser = Parser(limits=limits, baseline=baseline)
-    try:
-        if isinstance(obj, bytes | bytearray | str):
-            obj = loads_strict(obj, limits=limits)
-        if not isinstance(obj, Mapping):
-            raise SchemaError("a Message body must be a JSON object")
-        body = parser._copy(dict(obj))
-        content = body.pop("content", None)
-        if type(content) is not list:
-            raise SchemaError("Message.content is not a list")
-    except CallgateError as exc:
-        exc.provider = ev.PROVIDER
-        raise
-    start = dict(body, content=[], stop_reason=None, stop_sequence=None)
-    parser.feed_event({"type": ev.MESSAGE_START, "message": start})
-    for index, block in enumerate(content):
-        parser.feed_event({"type": ev.BLOCK_START, "index": index, "content_block": block})
-        parser.feed_event({"type": ev.BLOCK_STOP, "index": index})
-    delta = {"stop_reason": body.get("stop_reason"), "stop_sequence": body.get("stop_sequence")}
-    usage = body.get("usage")
-    parser.feed_event({"type": ev.MESSAGE_DELTA, "delta": delta, "usage": usage})
-    parser.feed_event({"type": ev.MESSAGE_STOP})
     return parser.finish()

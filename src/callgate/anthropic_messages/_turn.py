@@ -1,25 +1,26 @@
 """The parsed turn, its call projections, the execution gate and the digest.
 
-The gate (invariant 4 of the design): a ``tool_use`` block is released in ``Turn.calls`` only
-when its input parsed as a strict JSON object, the message's final ``stop_reason`` is
-``tool_use`` and the stream reached ``message_stop``. Every other client ``tool_use`` of a
-complete turn goes to ``Turn.recovery_calls`` (a callgate concept, not a provider field) with
-a reason, so the continuation builder can answer it with an ``is_error`` result and the
-conversation stays valid. ``server_tool_use`` blocks are the provider's own calls and never
-appear in either. A ``tool_use`` made by code in the code-execution container (programmatic
-tool calling, a ``caller`` of type ``code_execution_*``) is released like any other and
-keeps its ``caller``; a caller the SDK types do not define fails the parse instead.
+The gate (:func:`release_calls`, invariant 4 of the design): a ``tool_use`` block is
+released in ``Turn.calls`` only when its input parsed as a strict JSON object, the message's
+final ``stop_reason`` is ``tool_use`` and the stream reached ``message_stop``. Every other
+client ``tool_use`` of a complete turn goes to ``Turn.recovery_calls`` (a callgate concept,
+not a provider field) with a reason, so the continuation builder can answer it with an
+``is_error`` result and the conversation stays valid. ``server_tool_use`` blocks are the
+provider's own calls and never appear in either. A ``tool_use`` made by code in the
+code-execution container (programmatic tool calling, a ``caller`` of type
+``code_execution_*``) is released like any other and keeps its ``caller``; a caller the SDK
+types do not define fails the parse instead.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
-from typing import Any, cast
+from typing import Any
 
 from .._digest import canonical_digest
-from .._errors import CallgateError, SchemaError
+from .._errors import CallgateError, JSONError
 from . import _events as ev
-from ._checks import SDK_HINT
 
 __all__ = [
     "REASON_INVALID_JSON",
@@ -27,11 +28,14 @@ __all__ = [
     "REASON_MAX_TOKENS",
     "REASON_NON_OBJECT",
     "REASON_NOT_RELEASED",
+    "RECOVERY_ERROR_TEXT",
+    "SDK_HINT",
     "RecoveryCall",
     "ToolUse",
     "Turn",
-    "build_turn",
-    "turn_snapshot",
+    "make_turn",
+    "release_calls",
+    "turn_digest",
 ]
 
 REASON_INVALID_JSON = "invalid_json"  # not strict JSON: syntax, incomplete, duplicate key, ...
@@ -39,9 +43,24 @@ REASON_LIMIT = "limit_exceeded"  # strict JSON over a Limits bound (depth, strin
 REASON_NON_OBJECT = "non_object"  # strict JSON but not an object
 REASON_MAX_TOKENS = "max_tokens"  # parsed fine, but the turn stopped at max_tokens
 REASON_NOT_RELEASED = "not_released"  # any other non-tool_use stop reason
+# What the builder answers a recovery call with, by reason: stable texts, so a model (and a
+# test) can rely on them across releases.
+_PREFIX = "callgate did not execute this tool call: "
+RECOVERY_ERROR_TEXT: dict[str, str] = {
+    REASON_INVALID_JSON: _PREFIX + "its input was not complete, valid JSON.",
+    REASON_LIMIT: _PREFIX + "its input exceeded a size or nesting limit.",
+    REASON_NON_OBJECT: _PREFIX + "its input was not a JSON object.",
+    REASON_MAX_TOKENS: _PREFIX + "the response stopped at max_tokens, so the call may be cut off.",
+    REASON_NOT_RELEASED: _PREFIX + "the response did not stop for tool use.",
+}
+# How SDK objects must be turned into dicts: to_dict() keeps datetimes (container.expires_at).
+SDK_HINT = (
+    'from an SDK object pass .to_dict(mode="json"); plain .to_dict() keeps datetimes '
+    "such as container.expires_at"
+)
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class ToolUse:
     """An executable client call: a ``tool_use`` block released by the gate.
 
@@ -66,7 +85,7 @@ class ToolUse:
         return self.caller is not None and self.caller.get("type") != ev.CALLER_DIRECT
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class RecoveryCall:
     """A client ``tool_use`` that must not execute but still needs an ``is_error`` result.
 
@@ -84,7 +103,7 @@ class RecoveryCall:
     caller: dict[str, Any] | None = None
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Turn:
     """One parsed assistant Message.
 
@@ -98,7 +117,8 @@ class Turn:
     never merged into ``message``, so it cannot change what the gate decides.
     ``complete`` is true only for a turn that reached ``message_stop`` (partial turns are
     attached to errors as ``err.turn`` and always have ``calls == ()``). ``digest`` is the
-    canonical digest of :func:`turn_snapshot`; builders recompute it to detect mutation.
+    canonical digest of the turn (:func:`turn_digest`); builders recompute it to detect
+    mutation. ``text`` is the concatenated text of the ``text`` blocks (``""`` when none).
     """
 
     message_id: str
@@ -114,6 +134,11 @@ class Turn:
     complete: bool
     baseline: str
     digest: str
+
+    @property
+    def text(self) -> str:
+        """The turn's output text: its ``text`` blocks joined, ``""`` when it has none."""
+        return "".join(b["text"] for b in self.content if b.get("type") == ev.TEXT)
 
     @property
     def send_back_unchanged(self) -> bool:
@@ -137,19 +162,12 @@ class Turn:
         """The Message as a new dict (like a non-streaming response body)."""
         message = dict(self.message)
         message["content"] = list(self.content)
-        return cast(dict[str, Any], _json_copy(message))
+        # Values in a turn are JSON by construction (and may exceed the default Limits):
+        # a structural copy, not a validated json_copy.
+        return copy.deepcopy(message)
 
 
-def _json_copy(value: Any) -> Any:
-    # Values in a turn are JSON by construction; a structural copy is enough.
-    if type(value) is dict:
-        return {k: _json_copy(v) for k, v in value.items()}
-    if type(value) is list:
-        return [_json_copy(v) for v in value]
-    return value
-
-
-def turn_snapshot(turn: Turn) -> dict[str, Any]:
+def _snapshot(turn: Turn) -> dict[str, Any]:
     """The canonical snapshot the digest covers: everything a builder copies or trusts."""
     return {
         "baseline": turn.baseline,
@@ -170,11 +188,62 @@ def turn_snapshot(turn: Turn) -> dict[str, Any]:
     }
 
 
+def turn_digest(turn: Turn) -> str:
+    """The canonical digest of ``turn`` (without its ``digest`` field). Raises
+    :class:`~callgate.UsageError` when the turn holds a value that is not JSON."""
+    return canonical_digest(_snapshot(turn))
+
+
 # index -> (partial_input, failure reason or None, detail)
 ToolInfo = dict[int, tuple[str, str | None, str]]
 
 
-def build_turn(
+def release_calls(
+    content: list[dict[str, Any]], tool_info: ToolInfo, stop_reason: Any
+) -> tuple[tuple[ToolUse, ...], tuple[RecoveryCall, ...]]:
+    """The gate for a complete turn: which ``tool_use`` blocks are released (``calls``)
+    and which must be answered with an error instead (``recovery_calls``)."""
+    calls: list[ToolUse] = []
+    recovery: list[RecoveryCall] = []
+    for index, block in enumerate(content):
+        if block.get("type") != ev.CLIENT_TOOL_BLOCK:
+            continue
+        partial, failure, detail = tool_info.get(index, ("", None, ""))
+        caller = block.get("caller")
+        if failure is None and stop_reason == "tool_use":
+            calls.append(
+                ToolUse(
+                    call_id=block["id"],
+                    name=block["name"],
+                    arguments=block["input"],
+                    index=index,
+                    block=block,
+                    caller=caller,
+                )
+            )
+            continue
+        if failure is None:
+            if stop_reason == "max_tokens":
+                failure, detail = REASON_MAX_TOKENS, "the turn stopped at max_tokens"
+            else:
+                failure = REASON_NOT_RELEASED
+                detail = f"stop_reason {stop_reason!r} releases no call"
+        recovery.append(
+            RecoveryCall(
+                call_id=block["id"],
+                name=block["name"],
+                index=index,
+                partial_input=partial,
+                reason=failure,
+                detail=detail,
+                block=block,
+                caller=caller,
+            )
+        )
+    return tuple(calls), tuple(recovery)
+
+
+def make_turn(
     message: dict[str, Any],
     content: list[dict[str, Any]],
     tool_info: ToolInfo,
@@ -183,43 +252,20 @@ def build_turn(
     complete: bool,
     baseline: str,
 ) -> Turn:
-    """Apply the gate and freeze the turn. Raises :class:`SchemaError` if the turn holds a
-    value that is not JSON (only possible through ``feed_event``)."""
-    calls: list[ToolUse] = []
-    recovery: list[RecoveryCall] = []
+    """Apply the gate (complete turns only: a partial turn releases nothing) and freeze the
+    turn. Raises :class:`JSONError` if the turn holds a value that is not JSON (only
+    possible through ``feed_event``)."""
     stop_reason = message.get("stop_reason")
-    if complete:
-        for index, block in enumerate(content):
-            if block.get("type") != ev.CLIENT_TOOL_BLOCK:
-                continue
-            partial, failure, detail = tool_info.get(index, ("", None, ""))
-            caller = block.get("caller")
-            if failure is None and stop_reason == "tool_use":
-                calls.append(
-                    ToolUse(block["id"], block["name"], block["input"], index, block, caller)
-                )
-                continue
-            if failure is None:
-                if stop_reason == "max_tokens":
-                    failure, detail = REASON_MAX_TOKENS, "the turn stopped at max_tokens"
-                else:
-                    failure = REASON_NOT_RELEASED
-                    detail = f"stop_reason {stop_reason!r} releases no call"
-            recovery.append(
-                RecoveryCall(
-                    block["id"], block["name"], index, partial, failure, detail, block, caller
-                )
-            )
-    usage = message["usage"]
+    calls, recovery = release_calls(content, tool_info, stop_reason) if complete else ((), ())
     turn = Turn(
         message_id=message["id"],
         model=message["model"],
         stop_reason=stop_reason,
         stop_sequence=message.get("stop_sequence"),
         content=tuple(content),
-        calls=tuple(calls),
-        recovery_calls=tuple(recovery),
-        usage=usage,
+        calls=calls,
+        recovery_calls=recovery,
+        usage=message["usage"],
         message=message,
         telemetry=telemetry,
         complete=complete,
@@ -227,9 +273,7 @@ def build_turn(
         digest="",
     )
     try:
-        digest = canonical_digest(turn_snapshot(turn))
+        digest = turn_digest(turn)
     except CallgateError as exc:
-        raise SchemaError(
-            f"turn holds a value that is not JSON: {exc.message}; {SDK_HINT}"
-        ) from None
+        raise JSONError(f"turn holds a value that is not JSON: {exc.message}; {SDK_HINT}") from None
     return dataclasses.replace(turn, digest=digest)

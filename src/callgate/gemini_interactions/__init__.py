@@ -2,7 +2,9 @@
 continuation builders.
 
 Sans-IO: feed SSE bytes or decoded event dicts to :class:`Parser`, or parse a whole stream
-with :func:`parse_stream` and a non-streaming body with :func:`parse_interaction`. A
+with :func:`parse_stream` and a non-streaming body with :func:`parse_interaction` (or
+:func:`parse_response`, its name in every protocol package); the parser's
+:class:`State` is ``State.FAILED`` after a protocol error. A
 :class:`Turn` releases :class:`FunctionCall` objects only when the Interaction ended in
 ``requires_action`` and every call's arguments parsed as a strict JSON object. Continue with
 :func:`build_stateful_continuation` (``previous_interaction_id``) or
@@ -12,11 +14,13 @@ with :func:`parse_stream` and a non-streaming body with :func:`parse_interaction
 from ._body import parse_interaction, parse_response
 from ._continuation import build_stateful_continuation, build_stateless_continuation
 from ._parser import Parser, parse_stream
+from ._state import State
 from ._turn import FunctionCall, Turn
 
 __all__ = [
     "FunctionCall",
     "Parser",
+    "State",
     "Turn",
     "build_stateful_continuation",
     "build_stateless_continuation",

@@ -1,4 +1,4 @@
-"""Step validation and the per-step accumulation of streamed deltas.
+"""Step validation, the per-step accumulation of streamed deltas, and event-id dedup.
 
 One :class:`StepAccumulator` exists per open ``index`` (never a "current call" variable,
 so interleaved parallel calls cannot bleed into each other). Deltas are routed through a
@@ -17,11 +17,23 @@ Assembly callgate implements exactly (the step stays *provably complete*):
 Anything else that a baseline allows (annotations, hosted tool deltas, deltas onto a
 ``model_output`` whose ``step.start`` already held content) is merged best-effort and the
 step is marked *opaque*: it is kept for inspection but never replayed by a builder.
+
+Event-id dedup (:class:`EventIds`): ``event_id`` is a resume token, so a client that
+resumes may see an event twice. The same id with an equal decoded payload (key order and
+spacing ignored) is skipped; with another payload it is a :class:`~callgate.SequenceError`.
+Each seen id keeps the 16-byte BLAKE2b digest of its event's canonical JSON (the bytes of
+:func:`callgate.canonical_bytes`), never the text; an id longer than
+:data:`MAX_KEPT_ID_CHARS` is keyed by its own digest, so memory per id is constant. A
+digest collision cannot release anything the stream did not carry: a false "same payload"
+drops an event (which the sender could simply not have sent), a false "another payload"
+fails closed.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from hashlib import blake2b
 from typing import Any
 
 from .._errors import LimitExceededError, SchemaError, SequenceError, UnsupportedProviderState
@@ -29,10 +41,10 @@ from .._json import loads_strict
 from .._limits import Limits
 from ._events import DELTA_TARGETS, STEP_ID_KEY, baseline_deltas, baseline_steps
 
-__all__ = ["StepAccumulator", "check_step", "delta_routes"]
+__all__ = ["MAX_KEPT_ID_CHARS", "EventIds", "StepAccumulator", "check_step", "delta_routes"]
 
 
-def check_step(step: Any, known: frozenset[str], revision: str) -> str:
+def check_step(step: Any, known: frozenset[str], baseline: str) -> str:
     """Validate a step's discriminator and identity fields; return its type.
 
     Raises :class:`SchemaError` for a non-object, a missing/ill-typed ``type`` or identity
@@ -45,7 +57,7 @@ def check_step(step: Any, known: frozenset[str], revision: str) -> str:
         raise SchemaError("a step has no string 'type'")
     if kind not in known:
         raise UnsupportedProviderState(
-            f"step type {kind!r} is unknown to contract revision {revision}; it could change "
+            f"step type {kind!r} is unknown to contract revision {baseline}; it could change "
             "what executes, so it fails closed",
             wire_type=kind,
         )
@@ -281,11 +293,118 @@ _BY_DELTA: dict[str, _Apply] = {
 }
 
 
-def delta_routes(revision: str) -> dict[str, dict[str, _Apply]]:
-    """``step type -> {delta type -> apply function}`` for the baseline ``revision``."""
-    steps = baseline_steps(revision)
+def delta_routes(baseline: str) -> dict[str, dict[str, _Apply]]:
+    """``step type -> {delta type -> apply function}`` for ``baseline``."""
+    steps = baseline_steps(baseline)
     routes: dict[str, dict[str, _Apply]] = {kind: {} for kind in steps}
-    for delta_type in baseline_deltas(revision):
+    for delta_type in baseline_deltas(baseline):
         for target in DELTA_TARGETS[delta_type] & steps:
             routes[target][delta_type] = _BY_DELTA.get(delta_type, StepAccumulator.apply_merge)
     return routes
+
+
+# -- event-id dedup ------------------------------------------------------------------
+
+MAX_KEPT_ID_CHARS = 64
+_DIGEST_BYTES = 16
+# The canonical encoder's settings (callgate._digest). A decoded event is already strict
+# JSON (loads_strict checked its keys, numbers, strings and depth), so the canonical
+# validation walk, most of canonical_bytes' cost on a small event, is not repeated.
+_CANONICAL = json.JSONEncoder(
+    ensure_ascii=False,
+    allow_nan=False,
+    sort_keys=True,
+    separators=(",", ":"),
+    check_circular=False,
+)
+
+
+def _unencodable(value: Any) -> Any:
+    raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
+def _make_encode() -> Callable[[Any], str]:
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - interpreters without the C accelerator
+        return _CANONICAL.encode
+    # The accelerator JSONEncoder.encode builds on every call, made once (about a third
+    # of the time of an encode of a small event). The same arguments as _CANONICAL's.
+    chunks = make(
+        None, _unencodable, json.encoder.encode_basestring, None, ":", ",", True, False, False
+    )
+    join = "".join
+    return lambda value: join(chunks(value, 0))
+
+
+_encode = _make_encode()
+_quote = json.encoder.encode_basestring  # the canonical encoder's string writer
+
+
+def _canonical_text(obj: dict[str, Any]) -> str:
+    """``_encode(obj)``; the hot shape (exactly ``event_type``, ``event_id``, ``index`` and a
+    two-string ``delta``) as one f-string, which costs half the C encoder's per-call setup
+    and key sort. Any other shape, extra keys included, goes through the encoder."""
+    if len(obj) == 4:
+        delta, index = obj.get("delta"), obj.get("index")
+        event_type, event_id = obj.get("event_type"), obj.get("event_id")
+        if (
+            type(delta) is dict
+            and len(delta) == 2
+            and type(index) is int
+            and type(event_type) is str
+            and type(event_id) is str
+        ):
+            (k1, v1), (k2, v2) = delta.items()
+            if type(k1) is str and type(k2) is str and type(v1) is str and type(v2) is str:
+                if k2 < k1:
+                    k1, v1, k2, v2 = k2, v2, k1, v1
+                return (
+                    f'{{"delta":{{{_quote(k1)}:{_quote(v1)},{_quote(k2)}:{_quote(v2)}}},'
+                    f'"event_id":{_quote(event_id)},"event_type":{_quote(event_type)},'
+                    f'"index":{int.__repr__(index)}}}'
+                )
+    return _encode(obj)
+
+
+def _digest(data: bytes) -> bytes:
+    return blake2b(data, digest_size=_DIGEST_BYTES).digest()
+
+
+class EventIds:
+    """The ids seen in one stream, each with the digest of its event's payload."""
+
+    __slots__ = ("_seen",)
+
+    def __init__(self) -> None:
+        self._seen: dict[str | bytes, bytes] = {}
+
+    def __len__(self) -> int:
+        return len(self._seen)
+
+    def is_replay(self, event_id: str, obj: dict[str, Any], canonical: bytes | None) -> bool:
+        """Record ``event_id`` for the event ``obj``; True when it is a re-delivery.
+
+        ``canonical`` is the event's canonical JSON when the caller already has it (decoded
+        events), else ``None`` and it is computed here. Raises :class:`SequenceError` when
+        the id was seen with another payload.
+        """
+        if canonical is None:
+            try:
+                canonical = _canonical_text(obj).encode("utf-8")
+            except (
+                TypeError,
+                ValueError,
+                RecursionError,
+            ) as exc:  # only past the interpreter's bounds
+                raise SchemaError(f"event cannot be canonicalised: {exc}") from None
+        digest = _digest(canonical)
+        key: str | bytes = event_id
+        if len(event_id) > MAX_KEPT_ID_CHARS:
+            # str keys and bytes keys never compare equal, so the two kinds cannot clash.
+            key = _digest(event_id.encode("utf-8", "surrogatepass"))
+        seen = self._seen.setdefault(key, digest)
+        if seen is digest:
+            return False
+        if seen == digest:
+            return True
+        raise SequenceError(f"event_id {event_id[:100]!r} replayed with another payload")

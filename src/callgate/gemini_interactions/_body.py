@@ -10,32 +10,47 @@ exactly once.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from .._digest import canonical_bytes
-from .._errors import CallgateError, LimitExceededError, SchemaError, SequenceError, UsageError
+from .._errors import (
+    STRAY_ERRORS,
+    CallgateError,
+    JSONError,
+    LimitExceededError,
+    SchemaError,
+    SequenceError,
+    UsageError,
+    at_boundary,
+)
+from .._fields import check_limits_and_baseline
 from .._json import loads_strict
 from .._limits import DEFAULT_LIMITS, Limits
-from ..contracts import CURRENT_REVISION
+from ..contracts import CURRENT_REVISION, REVISIONS
 from ._assembly import check_step
-from ._checks import PROVIDER, check_limits_and_revision
-from ._events import CLIENT_STEP, INPUT_STEPS, baseline_steps
+from ._events import CLIENT_STEP, INPUT_STEPS, PROVIDER, baseline_steps
 from ._turn import FunctionCall, Turn, make_turn, release_calls
 
 __all__ = ["parse_interaction", "parse_response"]
 
 
+_TEXT = (bytes, bytearray, memoryview, str)
+_CAUGHT = (CallgateError, *STRAY_ERRORS)
+
+
 def _decode(obj: Any, limits: Limits) -> dict[str, Any]:
-    if isinstance(obj, bytes | bytearray | memoryview | str):
+    if isinstance(obj, _TEXT):
         body = loads_strict(obj, limits=limits)
-    elif type(obj) is dict:
-        try:
-            text = canonical_bytes(obj)
-        except UsageError as exc:
-            raise SchemaError(f"body is not a JSON value: {exc.message}") from None
-        body = loads_strict(text, limits=limits)  # a private copy, bounded like wire bytes
     else:
-        raise SchemaError(f"an Interaction body must be a JSON object, not {type(obj).__name__}")
+        try:
+            text = canonical_bytes(obj if type(obj) is dict else dict(obj))
+        except UsageError as exc:
+            raise JSONError(
+                f"body is not a JSON value: {exc.message} (pass an SDK object as "
+                'model_dump(mode="json"))'
+            ) from None
+        body = loads_strict(text, limits=limits)  # a private copy, bounded like wire bytes
     if type(body) is not dict:
         raise SchemaError("an Interaction body must be a JSON object")
     return body
@@ -75,7 +90,9 @@ def _pending_calls(
                     bound=limits.max_calls_per_turn,
                     observed=len(open_calls) + len(answered) + 1,
                 )
-            open_calls[call_id] = FunctionCall(call_id, step["name"], args, step)
+            open_calls[call_id] = FunctionCall(
+                call_id=call_id, name=step["name"], arguments=args, step=step
+            )
         elif kind == "function_result" and source == "get":
             call_id = step["call_id"]
             call = open_calls.pop(call_id, None)
@@ -92,7 +109,7 @@ def _pending_calls(
 
 
 def parse_interaction(
-    obj: dict[str, Any] | bytes | bytearray | memoryview | str,
+    obj: Mapping[str, Any] | bytes | bytearray | memoryview | str,
     *,
     source: Literal["create", "get"],
     limits: Limits = DEFAULT_LIMITS,
@@ -100,9 +117,11 @@ def parse_interaction(
 ) -> Turn:
     """Parse a non-streaming Interaction body into a :class:`Turn` (``origin=source``).
 
-    ``obj`` is the decoded JSON object (copied; the caller's dict is not kept) or its raw
-    bytes/str. ``source="create"``: the body of ``POST /interactions`` (model steps only;
-    an input step in it is a :class:`~callgate.SequenceError`). ``source="get"``: the body
+    ``obj`` is the decoded JSON object, a Mapping (copied; the caller's dict is not kept;
+    a value in it that is not JSON is a :class:`~callgate.JSONError`) or its raw bytes/str
+    (invalid JSON text is a JSONError); any other type is a :class:`~callgate.UsageError`.
+    ``source="create"``: the body of ``POST /interactions`` (model steps only; an input
+    step in it is a :class:`~callgate.SequenceError`). ``source="get"``: the body
     of ``GET /interactions/{id}`` (history first: the first step must be ``user_input``;
     calls answered by a later ``function_result`` in the body are history, not pending).
     An unstored Interaction (``store: false``) has no ``id`` (absent or ``""``): its turn
@@ -115,9 +134,14 @@ def parse_interaction(
     JSONError, LimitExceededError. Errors carry ``turn`` (a partial turn, ``calls == ()``).
     A bad ``source``, ``limits`` or ``baseline`` raises :class:`~callgate.UsageError`.
     """
-    check_limits_and_revision(limits, baseline)
+    check_limits_and_baseline(limits, baseline, REVISIONS)
     if source not in ("create", "get"):
         raise UsageError(f"source must be 'create' or 'get', got {source!r}")
+    if not isinstance(obj, (*_TEXT, Mapping)):
+        raise UsageError(
+            f"an Interaction body is a JSON object (a Mapping), bytes or str, not "
+            f"{type(obj).__name__}"
+        )
     partial = _Partial()
     try:
         body = _decode(obj, limits)
@@ -158,15 +182,17 @@ def parse_interaction(
         pending = _pending_calls(partial.steps, source, limits)
         calls = release_calls(status, pending, body.get("errors"))
         return _turn(partial, calls, source, baseline)
-    except CallgateError as exc:
-        if exc.provider is None:
-            exc.provider = PROVIDER
-        if exc.turn is None:
-            try:
-                exc.turn = _turn(partial, (), source, baseline)
-            except CallgateError:
-                exc.turn = None
-        raise
+    except _CAUGHT as exc:
+        raise at_boundary(  # noqa: B904 - at_boundary sets the cause it means
+            exc, provider=PROVIDER, partial_turn=lambda: _partial_turn(partial, source, baseline)
+        )
+
+
+def _partial_turn(partial: _Partial, source: str, baseline: str) -> Turn | None:
+    try:
+        return _turn(partial, (), source, baseline)
+    except CallgateError:
+        return None
 
 
 def _turn(partial: _Partial, calls: tuple[FunctionCall, ...], source: str, baseline: str) -> Turn:
@@ -178,14 +204,14 @@ def _turn(partial: _Partial, calls: tuple[FunctionCall, ...], source: str, basel
             calls=calls,
             usage=partial.usage,
             origin=source,
-            revision=baseline,
+            baseline=baseline,
         )
     except UsageError as exc:
         raise SchemaError(f"turn cannot be canonicalised: {exc.message}") from None
 
 
 def parse_response(
-    obj: dict[str, Any] | bytes | bytearray | memoryview | str,
+    obj: Mapping[str, Any] | bytes | bytearray | memoryview | str,
     *,
     source: Literal["create", "get"] = "create",
     limits: Limits = DEFAULT_LIMITS,

@@ -7,13 +7,17 @@ response format (``contracts/gemini.md`` §5), so each is re-sent from the calle
 explicit arguments, and ``store`` is always explicit because Interactions default to
 storing, with a retention that is a privacy decision.
 
-Preconditions checked by both (a failure is :class:`~callgate.ContinuationError` unless
-noted): ``turn`` is a :class:`Turn` whose digest still matches its content and whose calls
-are its own ``function_call`` steps; it ended in ``requires_action`` with calls; results
-bind to the calls exactly (:class:`~callgate.BindingError`); every function name observed
-in the request's steps is declared in ``tools``; declarations have OpenAI-only fields
-such as ``strict`` refused. Arguments of the wrong Python type raise
-:class:`~callgate.UsageError`.
+The error rule of every room's builders: an argument of the wrong type or shape is a
+:class:`~callgate.UsageError` (``turn`` not a :class:`Turn`; ``tools`` not a list of
+well-formed Gemini declarations, OpenAI-only fields such as ``strict`` included; a
+``response_format`` in OpenAI's shape; a control of the wrong type; caller data that is not
+JSON; ``prior_input_steps`` not a list of objects). A precondition of the conversation is a
+:class:`~callgate.ContinuationError`: the turn's digest no longer matches its content or
+its calls are not its own ``function_call`` steps; it did not end in ``requires_action``
+with calls; the prior Interaction is not stored; the snapshot's origin and the history
+disagree; a step cannot be replayed; a function name observed in the request's steps is
+not declared in ``tools``. Results bind to the calls exactly, or
+:class:`~callgate.BindingError`.
 """
 
 from __future__ import annotations
@@ -21,9 +25,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .._digest import canonical_bytes
 from .._errors import CallgateError, ContinuationError, UsageError
-from .._json import loads_strict
+from .._json import json_copy
 from .._results import ToolResult, bind_results
 from ..contracts import REVISIONS
 from ._assembly import check_step
@@ -38,14 +41,6 @@ _FUNCTION_KEYS = frozenset(
 _FOREIGN_FORMATS = frozenset({"json_schema", "json_object"})  # OpenAI's spellings
 
 
-def _copy_json(value: Any, what: str) -> Any:
-    """A deep, plain-JSON copy of caller data (UsageError if it is not JSON)."""
-    try:
-        return loads_strict(canonical_bytes(value))
-    except UsageError as exc:
-        raise UsageError(f"{what} is not a JSON value: {exc.message}") from None
-
-
 def _check_turn(turn: Any) -> Turn:
     if not isinstance(turn, Turn):
         raise UsageError(f"turn must be a gemini_interactions.Turn, not {type(turn).__name__}")
@@ -55,7 +50,7 @@ def _check_turn(turn: Any) -> Turn:
         digest = ""
     if digest != turn.digest:
         raise ContinuationError("the turn was modified after parsing (digest mismatch)")
-    if turn.origin not in ORIGINS or turn.revision not in REVISIONS:
+    if turn.origin not in ORIGINS or turn.baseline not in REVISIONS:
         raise ContinuationError("the turn has an unknown origin or contract revision")
     if turn.status != "requires_action" or not turn.calls:
         raise ContinuationError(
@@ -78,44 +73,44 @@ def _check_turn(turn: Any) -> Turn:
 def _check_tools(tools: Any) -> tuple[list[Any], set[str]]:
     if isinstance(tools, str | bytes) or not isinstance(tools, Sequence):
         raise UsageError("tools must be a list of tool declarations")
-    copied = _copy_json(list(tools), "tools")
+    copied = json_copy(list(tools), what="tools")
     names: set[str] = set()
     for tool in copied:
         if type(tool) is not dict or type(tool.get("type")) is not str:
-            raise ContinuationError("every tool must be an object with a string 'type'")
+            raise UsageError("every tool must be an object with a string 'type'")
         if tool["type"] != "function":
             continue
         if "strict" in tool:
-            raise ContinuationError(
+            raise UsageError(
                 "a Gemini function declaration has no 'strict' field (that is OpenAI's)"
             )
         extra = sorted(set(tool) - _FUNCTION_KEYS)
         if extra:
-            raise ContinuationError(f"function declaration has unknown field(s) {extra}")
+            raise UsageError(f"function declaration has unknown field(s) {extra}")
         name = tool.get("name")
         if type(name) is not str or not name:
-            raise ContinuationError("a function declaration needs a non-empty 'name'")
+            raise UsageError("a function declaration needs a non-empty 'name'")
         if "parameters" in tool and type(tool["parameters"]) is not dict:
-            raise ContinuationError(f"function {name!r}: 'parameters' must be a JSON Schema object")
+            raise UsageError(f"function {name!r}: 'parameters' must be a JSON Schema object")
         if name in names:
-            raise ContinuationError(f"function {name!r} is declared twice")
+            raise UsageError(f"function {name!r} is declared twice")
         names.add(name)
     return copied, names
 
 
 def _check_response_format(response_format: Any) -> Any:
-    copied = _copy_json(response_format, "response_format")
+    copied = json_copy(response_format, what="response_format")
     entries = copied if type(copied) is list else [copied]
     for entry in entries:
         if type(entry) is not dict or type(entry.get("type")) is not str:
-            raise ContinuationError("response_format entries must be objects with a 'type'")
+            raise UsageError("response_format entries must be objects with a 'type'")
         if entry["type"] in _FOREIGN_FORMATS or "json_schema" in entry:
-            raise ContinuationError(
+            raise UsageError(
                 "a JSON answer is {'type': 'text', 'mime_type': 'application/json', "
                 "'schema': ...}, not OpenAI's json_schema"
             )
         if "schema" in entry and type(entry["schema"]) is not dict:
-            raise ContinuationError("response_format 'schema' must be a JSON Schema object")
+            raise UsageError("response_format 'schema' must be a JSON Schema object")
     return copied
 
 
@@ -137,7 +132,7 @@ def _request(
     if generation_config is not None:
         if type(generation_config) is not dict:
             raise UsageError("generation_config must be a dict")
-        request["generation_config"] = _copy_json(generation_config, "generation_config")
+        request["generation_config"] = json_copy(generation_config, what="generation_config")
     if response_format is not None:
         request["response_format"] = _check_response_format(response_format)
     return request
@@ -151,7 +146,7 @@ def _result_steps(turn: Turn, results: Iterable[ToolResult]) -> list[dict[str, A
             "type": "function_result",
             "call_id": call.call_id,
             "name": call.name,
-            "result": _copy_json(result.output, "result output"),
+            "result": json_copy(result.output, what="result output"),
         }
         if result.is_error:
             step["is_error"] = True
@@ -195,6 +190,8 @@ def build_stateful_continuation(
             "so it cannot be continued by previous_interaction_id; continue it with "
             "build_stateless_continuation"
         )
+    if type(previous_interaction_was_stored) is not bool:
+        raise UsageError("previous_interaction_was_stored must be an explicit bool")
     if previous_interaction_was_stored is not True:
         raise ContinuationError(
             "previous_interaction_id needs a stored prior Interaction; pass "
@@ -221,18 +218,22 @@ def _replayable(turn: Turn) -> list[dict[str, Any]]:
             )
         if kind == "thought" and not (type(step.get("signature")) is str and step["signature"]):
             raise ContinuationError(f"thought step {position} has no signature to replay")
-    copied: list[dict[str, Any]] = _copy_json(list(turn.steps), "turn steps")
+    copied: list[dict[str, Any]] = json_copy(list(turn.steps), what="turn steps")
     return copied
 
 
-def _check_prior(prior: Any, revision: str) -> list[dict[str, Any]]:
-    if isinstance(prior, str | bytes) or not isinstance(prior, Sequence) or not prior:
+def _check_prior(prior: Any, baseline: str) -> list[dict[str, Any]]:
+    if isinstance(prior, str | bytes) or not isinstance(prior, Sequence):
+        raise UsageError("prior_input_steps must be a list of steps")
+    copied: list[dict[str, Any]] = json_copy(list(prior), what="prior_input_steps")
+    if any(type(step) is not dict for step in copied):
+        raise UsageError("every prior input step must be an object")
+    if not copied:
         raise ContinuationError("prior_input_steps must be a non-empty list of steps")
-    copied: list[dict[str, Any]] = _copy_json(list(prior), "prior_input_steps")
-    known = baseline_steps(revision)
+    known = baseline_steps(baseline)
     for position, step in enumerate(copied):
         try:
-            kind = check_step(step, known, revision)
+            kind = check_step(step, known, baseline)
         except CallgateError as exc:
             raise ContinuationError(f"prior input step {position}: {exc.message}") from None
         if position == 0 and kind != "user_input":
@@ -309,7 +310,7 @@ def build_stateless_continuation(
             raise ContinuationError(
                 f"a {turn.origin} snapshot holds model steps only; pass prior_input_steps"
             )
-        history = _check_prior(prior_input_steps, turn.revision)
+        history = _check_prior(prior_input_steps, turn.baseline)
     copied_tools, declared = _check_tools(tools)
     steps = history + _replayable(turn) + _result_steps(turn, results)
     _check_pairing(steps)

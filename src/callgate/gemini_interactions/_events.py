@@ -33,11 +33,15 @@ __all__ = [
     "INPUT_STEPS",
     "INT32_MAX",
     "INT32_MIN",
+    "PROVIDER",
     "STEP_ID_KEY",
     "STEP_TYPES",
     "baseline_deltas",
     "baseline_steps",
 ]
+
+#: The provider tag every error of this room carries.
+PROVIDER = "google"
 
 DONE = "[DONE]"
 CREATED = "interaction.created"
@@ -90,7 +94,7 @@ _NEW_STEPS = (
 )
 _OLD, _CURRENT = REVISIONS
 
-#: Known step discriminators per contract revision.
+#: Known step discriminators per contract baseline.
 STEP_TYPES: Mapping[str, frozenset[str]] = MappingProxyType(
     {_OLD: frozenset(_STABLE_STEPS), _CURRENT: frozenset(_STABLE_STEPS + _NEW_STEPS)}
 )
@@ -107,7 +111,7 @@ _CONTENT_DELTAS = ("text", "image", "audio", "video", "document", "text_annotati
 _THOUGHT_DELTAS = ("thought_summary", "thought_signature")
 _HOSTED_STABLE = tuple(name for name in _STABLE_STEPS[5:])  # hosted call/result pairs
 
-#: Delta type -> the step types it may extend (current revision).
+#: Delta type -> the step types it may extend (current baseline).
 DELTA_TARGETS: Mapping[str, frozenset[str]] = MappingProxyType(
     {
         **{name: frozenset({"model_output"}) for name in _CONTENT_DELTAS},
@@ -135,11 +139,11 @@ FAILED_STATUSES: frozenset[str] = frozenset(
 )
 
 
-def baseline_steps(revision: str) -> frozenset[str]:
-    """The step discriminators the baseline ``revision`` knows (``revision`` is valid)."""
-    return STEP_TYPES[revision]
+def baseline_steps(baseline: str) -> frozenset[str]:
+    """The step discriminators ``baseline`` knows (``baseline`` is valid)."""
+    return STEP_TYPES[baseline]
 
 
-def baseline_deltas(revision: str) -> frozenset[str]:
-    """The delta discriminators the baseline ``revision`` knows (``revision`` is valid)."""
-    return _DELTAS[revision]
+def baseline_deltas(baseline: str) -> frozenset[str]:
+    """The delta discriminators ``baseline`` knows (``baseline`` is valid)."""
+    return _DELTAS[baseline]

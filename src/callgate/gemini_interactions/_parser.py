@@ -1,44 +1,46 @@
-"""The sans-IO Interactions stream parser: SSE bytes or decoded event dicts -> Turn."""
+"""The sans-IO Interactions stream parser: SSE bytes or decoded event dicts -> Turn.
+
+The parser frames and decodes events, drops event-id re-deliveries, routes each event by
+``(state, event_type)`` through :data:`._state.TRANSITIONS` to the composed
+:class:`._handlers.Handlers`, and is the one boundary where a failure is converted
+(:func:`callgate._errors.at_boundary`) and remembered.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .._digest import canonical_bytes
 from .._errors import (
+    STRAY_ERRORS,
     CallgateError,
+    JSONError,
     LimitExceededError,
-    ProviderError,
     SchemaError,
     SequenceError,
     TruncatedStreamError,
     UnsupportedProviderState,
     UsageError,
+    at_boundary,
 )
+from .._fields import check_limits_and_baseline
 from .._json import loads_strict
 from .._limits import DEFAULT_LIMITS, Limits
-from ..contracts import CURRENT_REVISION
+from ..contracts import CURRENT_REVISION, REVISIONS
 from ..sse import SSEDecoder
-from ._assembly import StepAccumulator, check_step, delta_routes
-from ._checks import PROVIDER, check_lifecycle, check_limits_and_revision, index_error
-from ._dedup import EventIds
-from ._events import (
-    CLIENT_STEP,
-    DONE,
-    EVENT_TYPES,
-    INPUT_STEPS,
-    INT32_MAX,
-    INT32_MIN,
-    baseline_deltas,
-    baseline_steps,
-)
+from ._assembly import EventIds
+from ._events import DONE, EVENT_TYPES, PROVIDER
+from ._handlers import Handlers
 from ._state import TRANSITIONS, State
-from ._turn import FunctionCall, Turn, make_turn, release_calls
+from ._turn import Turn
 
 __all__ = ["Parser", "parse_stream"]
 
 _BYTES, _EVENTS = "bytes", "events"
+# What the boundary converts: our own errors, and what a handler's bug could raise.
+_CAUGHT = (CallgateError, *STRAY_ERRORS)
+_Handler = Callable[[Any], None]
 
 
 class Parser:
@@ -49,82 +51,65 @@ class Parser:
     :meth:`finish`. ``baseline`` is a contract revision from
     :data:`callgate.contracts.REVISIONS`; it decides which step and delta types are known.
 
-    Any :class:`~callgate.CallgateError` raised by ``feed_*`` or ``finish`` leaves the parser
-    failed: every later ``feed_*`` or ``finish`` call re-raises that same error object. Each
-    error carries ``provider="google"``, the 0-based ``event_index`` and ``wire_type`` where
-    known, and ``turn``: a partial :class:`Turn` with ``calls == ()``. Feeding after a
-    successful ``finish`` raises :class:`~callgate.UsageError`; ``finish`` is idempotent.
-    Constructor arguments of the wrong type raise :class:`~callgate.UsageError`.
+    Any ProtocolError leaves the parser failed: every later feed_*/finish call re-raises
+    that same error, whose `turn` is the partial turn (nothing released). Each error
+    carries ``provider="google"`` and the 0-based ``event_index`` and ``wire_type`` where
+    known; :attr:`state` is then ``State.FAILED``. A :class:`~callgate.UsageError` for a
+    wrong argument (a non-bytes chunk, a non-mapping event, mixing the two feeds) leaves
+    the parser as it was. Feeding after a successful ``finish`` raises UsageError;
+    ``finish`` then returns the same Turn. Constructor arguments of the wrong type raise
+    :class:`~callgate.UsageError`.
     """
 
     __slots__ = (
-        "_call_ids",
         "_decoder",
         "_error",
         "_events",
         "_finished",
+        "_handlers",
         "_ids",
-        "_interaction_id",
-        "_known_deltas",
-        "_known_steps",
         "_limits",
         "_mode",
-        "_n_calls",
-        "_opaque",
-        "_open",
-        "_result",
-        "_revision",
-        "_routes",
         "_state",
-        "_status",
-        "_steps",
         "_stream_bytes",
         "_table",
-        "_usage",
         "_wire_type",
     )
 
     def __init__(
         self, *, limits: Limits = DEFAULT_LIMITS, baseline: str = CURRENT_REVISION
     ) -> None:
-        check_limits_and_revision(limits, baseline)
+        check_limits_and_baseline(limits, baseline, REVISIONS)
         self._limits = limits
-        self._revision = baseline
-        self._known_steps = baseline_steps(baseline)
-        self._known_deltas = baseline_deltas(baseline)
-        self._routes = delta_routes(baseline)
-        table: dict[State, dict[str, tuple[Callable[[dict[str, Any]], None], State]]]
-        table = {state: {} for state in State}
+        handlers = self._handlers = Handlers(limits, baseline)
+        table: dict[State, dict[str, tuple[_Handler, State]]] = {state: {} for state in State}
         for (state, event_type), (name, target) in TRANSITIONS.items():
-            table[state][event_type] = (getattr(self, name), target)
+            table[state][event_type] = (getattr(handlers, name), target)
         self._table = table
         self._state = State.START
         self._decoder: SSEDecoder | None = None
         self._mode: str | None = None
         self._error: CallgateError | None = None
-        self._result: Turn | None = None
         self._finished = False
         self._events = 0
         self._stream_bytes = 0
         self._wire_type: str | None = None
         self._ids = EventIds()
-        self._interaction_id = ""
-        self._status = ""
-        self._usage: dict[str, Any] | None = None
-        self._open: dict[int, StepAccumulator] = {}
-        self._steps: list[dict[str, Any]] = []
-        self._opaque: list[int] = []
-        self._n_calls = 0
-        self._call_ids: set[str] = set()
+
+    @property
+    def state(self) -> State:
+        """Where the stream is (``State.FAILED`` after a protocol error)."""
+        return self._state
 
     # -- public feeding ---------------------------------------------------------------
 
     def feed_bytes(self, chunk: bytes | bytearray | memoryview) -> None:
         """Feed raw SSE bytes (any split). Raises a ProtocolError subclass on bad input
         (the parser is then failed), UsageError on misuse (the parser stays usable)."""
-        self._check_usable(_BYTES)
+        self._check_usable()
         if not isinstance(chunk, bytes | bytearray | memoryview):
             raise UsageError(f"feed_bytes() takes bytes, not {type(chunk).__name__}")
+        self._enter(_BYTES)
         decoder = self._decoder
         if decoder is None:
             decoder = self._decoder = SSEDecoder(limits=self._limits)
@@ -145,15 +130,23 @@ class Parser:
                         f"SSE event name {event.event!r} disagrees with event_type {event_type!r}"
                     )
                 self._route(event_type, obj, None)
-        except CallgateError as exc:
-            self._fail(exc)
+        except _CAUGHT as exc:
+            raise self._fail(exc)  # noqa: B904 - at_boundary sets the cause it means
 
-    def feed_event(self, obj: dict[str, Any] | str) -> None:
+    def feed_event(self, obj: Mapping[str, Any] | str) -> None:
         """Feed one decoded wire event: a JSON object (e.g. an SDK event's
         ``model_dump(mode="json", by_alias=True, exclude_none=True)``) or the string
         ``"[DONE]"``. The object is copied; later mutation by the caller has no effect.
-        Raises like :meth:`feed_bytes`."""
-        self._check_usable(_EVENTS)
+        Anything but a Mapping or ``"[DONE]"`` is a UsageError (the parser stays usable);
+        a value inside the object that is not JSON is a JSONError. Otherwise raises like
+        :meth:`feed_bytes`."""
+        self._check_usable()
+        done = type(obj) is str and obj == DONE
+        if not done and not isinstance(obj, Mapping):
+            raise UsageError(
+                f"feed_event() takes a JSON object or {DONE!r}, not {type(obj).__name__}"
+            )
+        self._enter(_EVENTS)
         try:
             self._events += 1
             limits = self._limits
@@ -164,15 +157,16 @@ class Parser:
                     bound=limits.max_events_per_stream,
                     observed=self._events,
                 )
-            if obj == DONE:
+            if done:
                 self._route(DONE, None, None)
                 return
-            if type(obj) is not dict:
-                raise SchemaError(f"an event must be a JSON object, not {type(obj).__name__}")
             try:
-                encoded = canonical_bytes(obj)
+                encoded = canonical_bytes(obj if type(obj) is dict else dict(obj))  # type: ignore[arg-type]
             except UsageError as exc:
-                raise SchemaError(f"event is not a JSON value: {exc.message}") from None
+                raise JSONError(
+                    f"event is not a JSON value: {exc.message} (feed an SDK event as "
+                    'model_dump(mode="json"))'
+                ) from None
             self._stream_bytes += len(encoded)
             if self._stream_bytes > limits.max_stream_bytes:
                 raise LimitExceededError(
@@ -183,11 +177,10 @@ class Parser:
                 )
             # Re-decoding the canonical text both copies the caller's dict and applies
             # every JSON bound, exactly as for wire bytes.
-            text = encoded.decode("utf-8")
-            copied = loads_strict(text, limits=limits)
+            copied = loads_strict(encoded.decode("utf-8"), limits=limits)
             self._route(copied.get("event_type"), copied, encoded)
-        except CallgateError as exc:
-            self._fail(exc)
+        except _CAUGHT as exc:
+            raise self._fail(exc)  # noqa: B904 - at_boundary sets the cause it means
 
     def finish(self) -> Turn:
         """End of input. Returns the :class:`Turn`, or raises: TruncatedStreamError when no
@@ -195,28 +188,33 @@ class Parser:
         that failed the parser earlier. Idempotent after success."""
         if self._error is not None:
             raise self._error
-        if self._finished and self._result is not None:
-            return self._result
+        result = self._handlers.result
+        if self._finished and result is not None:
+            return result
         try:
             if self._decoder is not None:
                 self._decoder.finish()
             if self._state is State.START or self._state is State.OPEN:
                 raise TruncatedStreamError("the stream ended before interaction.completed")
-        except CallgateError as exc:
+        except _CAUGHT as exc:
             self._wire_type = None
-            self._fail(exc)
-        if self._result is None:  # pragma: no cover - TERMINAL always sets it
+            raise self._fail(exc)  # noqa: B904 - at_boundary sets the cause it means
+        result = self._handlers.result
+        if result is None:  # pragma: no cover - TERMINAL always sets it
             raise UsageError("parser reached its terminal without a turn")
         self._finished = True
-        return self._result
+        return result
 
     # -- routing ----------------------------------------------------------------------
 
-    def _check_usable(self, mode: str) -> None:
+    def _check_usable(self) -> None:
         if self._error is not None:
             raise self._error
         if self._finished:
             raise UsageError("the parser was finished; create a new Parser per stream")
+
+    def _enter(self, mode: str) -> None:
+        """Fix the input mode on first use; the other mode is then a UsageError."""
         if self._mode is None:
             self._mode = mode
         elif self._mode != mode:
@@ -245,174 +243,30 @@ class Parser:
                 )
             raise SequenceError(f"{event_type} is illegal in state {state.value}")
         handler, target = entry
-        handler(obj)  # type: ignore[arg-type]
+        handler(obj)
         self._state = target
 
-    # -- handlers (named in _state.TRANSITIONS) --------------------------------------
+    # -- failure ----------------------------------------------------------------------
 
-    def _on_created(self, obj: dict[str, Any]) -> None:
-        interaction = check_lifecycle(obj)
-        self._interaction_id = interaction["id"]
-        self._status = interaction["status"]
-
-    def _on_status_update(self, obj: dict[str, Any]) -> None:
-        interaction_id, status = obj.get("interaction_id"), obj.get("status")
-        if type(interaction_id) is not str or type(status) is not str:
-            raise SchemaError("status_update needs string 'interaction_id' and 'status'")
-        if interaction_id != self._interaction_id:
-            raise SequenceError(f"status_update for another interaction {interaction_id!r}")
-        self._status = status  # informative only: the terminal's status decides
-
-    def _on_step_start(self, obj: dict[str, Any]) -> None:
-        index = obj.get("index")
-        if type(index) is not int or not INT32_MIN <= index <= INT32_MAX:
-            raise index_error(index)
-        if index in self._open:
-            raise SequenceError(f"step.start on index {index}, which is already open")
-        step = obj.get("step")
-        kind = check_step(step, self._known_steps, self._revision)
-        if kind in INPUT_STEPS:
-            raise SequenceError(f"a streamed model turn cannot hold a {kind} (input) step")
-        limits = self._limits
-        if len(self._steps) >= limits.max_items_per_turn:
-            raise LimitExceededError(
-                "too many steps in one turn",
-                limit="max_items_per_turn",
-                bound=limits.max_items_per_turn,
-                observed=len(self._steps) + 1,
-            )
-        if kind == CLIENT_STEP:
-            call_id = step["id"]  # type: ignore[index]
-            if call_id in self._call_ids:
-                raise SequenceError(f"duplicate function_call id {call_id!r} in one turn")
-            if self._n_calls >= limits.max_calls_per_turn:
-                raise LimitExceededError(
-                    "too many function calls in one turn",
-                    limit="max_calls_per_turn",
-                    bound=limits.max_calls_per_turn,
-                    observed=self._n_calls + 1,
-                )
-            self._n_calls += 1
-            self._call_ids.add(call_id)
-        self._open[index] = StepAccumulator(
-            step,  # type: ignore[arg-type]
-            kind,
-            len(self._steps),
-            self._routes[kind],
-            limits,
-        )
-        self._steps.append(step)  # type: ignore[arg-type]
-
-    def _on_step_delta(self, obj: dict[str, Any]) -> None:
-        # The hot path: one dict lookup for the step, one for the delta kind, one call.
-        index = obj.get("index")
-        acc = self._open.get(index) if type(index) is int else None
-        if acc is None:
-            raise index_error(index)
-        delta = obj.get("delta")
-        if type(delta) is not dict:
-            raise SchemaError("step.delta needs a 'delta' object")
-        kind = delta.get("type")
-        # The routes are keyed by str: a list or object 'type' must not reach the lookup
-        # (it is unhashable, and would escape as a bare TypeError).
-        apply = acc.routes.get(kind) if type(kind) is str else None
-        if apply is None:
-            raise self._delta_error(acc, kind)
-        apply(acc, delta)
-
-    def _delta_error(self, acc: StepAccumulator, delta_type: Any) -> CallgateError:
-        if type(delta_type) is not str:
-            return SchemaError("a delta has no string 'type'")
-        if delta_type not in self._known_deltas:
-            return UnsupportedProviderState(
-                f"delta type {delta_type!r} is unknown to contract revision {self._revision}",
-                wire_type=delta_type,
-            )
-        return SequenceError(f"a {delta_type} delta cannot extend a {acc.kind} step")
-
-    def _on_step_stop(self, obj: dict[str, Any]) -> None:
-        index = obj.get("index")
-        acc = self._open.pop(index, None) if type(index) is int else None
-        if acc is None:
-            raise index_error(index)
-        self._steps[acc.position] = acc.finish()
-        if acc.opaque:
-            self._opaque.append(acc.position)
-
-    def _on_completed(self, obj: dict[str, Any]) -> None:
-        if self._open:
-            raise SequenceError(
-                f"interaction.completed while step index(es) {sorted(self._open)} are open"
-            )
-        interaction = check_lifecycle(obj)
-        # Exact equality, "" included: an unstored stream stays unstored to its end.
-        if interaction["id"] != self._interaction_id:
-            raise SequenceError(f"interaction.completed for another id {interaction['id']!r}")
-        self._status = status = interaction["status"]
-        usage = interaction.get("usage")
-        if usage is not None and type(usage) is not dict:
-            raise SchemaError("interaction 'usage' must be an object")
-        self._usage = usage
-        steps = tuple(self._steps)
-        pending = tuple(
-            FunctionCall(step["id"], step["name"], step["arguments"], step)
-            for step in steps
-            if step["type"] == CLIENT_STEP
-        )
-        calls = release_calls(status, pending, interaction.get("errors"))
-        self._result = self._turn(calls)
-
-    def _on_error(self, obj: dict[str, Any]) -> None:
-        error = obj.get("error")
-        code = message = None
-        if type(error) is dict:
-            code = error.get("code")
-            message = error.get("message")
-        raise ProviderError(
-            "the provider sent an error event",
-            error_type="error",
-            error_code=code if type(code) is str else None,
-            provider_message=message if type(message) is str else None,
-        )
-
-    def _on_early_done(self, obj: None) -> None:
-        raise TruncatedStreamError("data: [DONE] arrived before interaction.completed")
-
-    def _on_done(self, obj: None) -> None:
-        """``[DONE]`` after the terminal: nothing more may follow."""
-
-    # -- turns and failure ------------------------------------------------------------
-
-    def _turn(self, calls: tuple[FunctionCall, ...]) -> Turn:
+    def _partial_turn(self) -> Turn | None:
         try:
-            return make_turn(
-                interaction_id=self._interaction_id or None,  # "" = unstored: no id
-                status=self._status,
-                steps=tuple(self._steps),
-                calls=calls,
-                usage=self._usage,
-                origin="stream",
-                revision=self._revision,
-                opaque=tuple(sorted(self._opaque)),
-            )
-        except UsageError as exc:  # only past the digest's own depth bound
-            raise SchemaError(f"turn cannot be canonicalised: {exc.message}") from None
+            return self._handlers.turn(())
+        except CallgateError:
+            return None
 
-    def _fail(self, exc: CallgateError) -> None:
-        if exc.provider is None:
-            exc.provider = PROVIDER
-        if exc.event_index is None and self._events:
-            exc.event_index = self._events - 1
-        if exc.wire_type is None:
-            exc.wire_type = self._wire_type
-        if exc.turn is None:
-            try:
-                exc.turn = self._turn(())
-            except CallgateError:
-                exc.turn = None
-        self._error = exc
-        self._result = None
-        raise exc
+    def _fail(self, exc: BaseException) -> CallgateError:
+        """Convert ``exc`` once, remember it, and enter FAILED; the caller raises it."""
+        error = at_boundary(
+            exc,
+            provider=PROVIDER,
+            event_index=self._events - 1,
+            wire_type=self._wire_type,
+            partial_turn=self._partial_turn,
+        )
+        self._error = error
+        self._state = State.FAILED
+        self._handlers.result = None
+        return error
 
 
 def parse_stream(

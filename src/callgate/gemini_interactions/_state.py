@@ -26,7 +26,9 @@ https://ai.google.dev/gemini-api/docs/interactions/streaming):
 
 Every ``(state, event_type)`` pair not in :data:`TRANSITIONS` is a
 :class:`~callgate.SequenceError` (an unknown ``event_type`` is
-:class:`~callgate.UnsupportedProviderState` before the table is consulted).
+:class:`~callgate.UnsupportedProviderState` before the table is consulted). ``FAILED`` has
+no row: once a protocol error failed the parser, nothing is legal (the parser re-raises
+that error before it would consult the table).
 """
 
 from __future__ import annotations
@@ -42,12 +44,13 @@ __all__ = ["ROUTED", "TRANSITIONS", "State"]
 
 
 class State(enum.Enum):
-    """Where the stream is. The parser's own failed/finished flags sit beside this."""
+    """Where the stream is. The parser's finished flag sits beside this."""
 
     START = "start"  # nothing seen yet; only interaction.created opens the turn
     OPEN = "open"  # the turn is streaming steps
     TERMINAL = "terminal"  # interaction.completed seen; only [DONE] (or an error) may follow
     DONE = "done"  # [DONE] seen; nothing may follow
+    FAILED = "failed"  # a protocol error ended the stream; the table has no row for it
 
 
 #: Every event the parser routes: the seven JSON event types plus the ``[DONE]`` sentinel.
@@ -56,7 +59,7 @@ ROUTED += (ERROR, DONE)
 
 _S, _O, _T, _D = State.START, State.OPEN, State.TERMINAL, State.DONE
 
-#: ``(state, event_type) -> (handler name on the parser, next state)``.
+#: ``(state, event_type) -> (handler name in _handlers.Handlers, next state)``.
 TRANSITIONS: Mapping[tuple[State, str], tuple[str, State]] = MappingProxyType(
     {
         (_S, CREATED): ("_on_created", _O),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Literal
+from typing import Any
 
 from .._digest import canonical_digest
 from .._errors import ProviderError, SequenceError, UnsupportedProviderState
@@ -11,11 +11,11 @@ from ._events import FAILED_STATUSES
 
 __all__ = ["ORIGINS", "FunctionCall", "Turn", "make_turn", "release_calls", "turn_digest"]
 
-Origin = Literal["stream", "create", "get"]
+#: Where a turn was parsed from (``Turn.origin``).
 ORIGINS: tuple[str, ...] = ("stream", "create", "get")
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class FunctionCall:
     """One client-executed call: a ``function_call`` step whose arguments parsed strictly.
 
@@ -29,7 +29,7 @@ class FunctionCall:
     step: dict[str, Any]
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Turn:
     """One Interaction turn as parsed. Frozen; its dicts are raw provider JSON.
 
@@ -45,11 +45,13 @@ class Turn:
       (absence is never turned into zeros).
     - ``origin``: ``"stream"``, ``"create"`` (non-streaming create body: model steps only)
       or ``"get"`` (GET body: the input history first).
-    - ``revision``: the contract revision the parser enforced.
+    - ``baseline``: the contract revision the parser enforced.
     - ``opaque``: positions in ``steps`` whose content the stream did not prove complete
       (deltas whose assembly callgate does not implement exactly); never replayed.
-    - ``digest``: :func:`callgate.canonical_digest` of the snapshot of all of the above;
-      builders recompute it to detect mutation after parsing.
+    - ``text``: the ``text`` blocks of the ``model_output`` steps, concatenated in step
+      order (``""`` when there are none); derived from ``steps``.
+    - ``digest``: :func:`callgate.canonical_digest` of the snapshot of all of the above
+      (``text`` through ``steps``); builders recompute it to detect mutation after parsing.
     """
 
     interaction_id: str | None
@@ -58,14 +60,10 @@ class Turn:
     calls: tuple[FunctionCall, ...]
     usage: dict[str, Any] | None
     origin: str
-    revision: str
+    baseline: str
     opaque: tuple[int, ...]
+    text: str
     digest: str
-
-    @property
-    def source(self) -> str:
-        """Alias of ``origin`` (the ``source`` argument of :func:`parse_interaction`)."""
-        return self.origin
 
 
 def _snapshot(
@@ -75,9 +73,10 @@ def _snapshot(
     calls: tuple[FunctionCall, ...],
     usage: dict[str, Any] | None,
     origin: str,
-    revision: str,
+    baseline: str,
     opaque: tuple[int, ...],
 ) -> dict[str, Any]:
+    # The keys are the digest's format: "revision" stays, so digests do not change.
     return {
         "interaction_id": interaction_id,
         "status": status,
@@ -85,9 +84,25 @@ def _snapshot(
         "calls": [[c.call_id, c.name, c.arguments] for c in calls],
         "usage": usage,
         "origin": origin,
-        "revision": revision,
+        "revision": baseline,
         "opaque": list(opaque),
     }
+
+
+def _text(steps: tuple[dict[str, Any], ...]) -> str:
+    parts: list[str] = []
+    for step in steps:
+        if step.get("type") != "model_output":
+            continue
+        content = step.get("content")
+        if type(content) is not list:
+            continue
+        for block in content:
+            if type(block) is dict and block.get("type") == "text":
+                text = block.get("text")
+                if type(text) is str:
+                    parts.append(text)
+    return "".join(parts)
 
 
 def make_turn(
@@ -98,14 +113,25 @@ def make_turn(
     calls: tuple[FunctionCall, ...],
     usage: dict[str, Any] | None,
     origin: str,
-    revision: str,
+    baseline: str,
     opaque: tuple[int, ...] = (),
 ) -> Turn:
     """Build a :class:`Turn` and seal it with its digest (values are trusted JSON)."""
     digest = canonical_digest(
-        _snapshot(interaction_id, status, steps, calls, usage, origin, revision, opaque)
+        _snapshot(interaction_id, status, steps, calls, usage, origin, baseline, opaque)
     )
-    return Turn(interaction_id, status, steps, calls, usage, origin, revision, opaque, digest)
+    return Turn(
+        interaction_id=interaction_id,
+        status=status,
+        steps=steps,
+        calls=calls,
+        usage=usage,
+        origin=origin,
+        baseline=baseline,
+        opaque=opaque,
+        text=_text(steps),
+        digest=digest,
+    )
 
 
 def turn_digest(turn: Turn) -> str:
@@ -118,7 +144,7 @@ def turn_digest(turn: Turn) -> str:
             turn.calls,
             turn.usage,
             turn.origin,
-            turn.revision,
+            turn.baseline,
             turn.opaque,
         )
     )

@@ -4,9 +4,9 @@ Wire facts follow the official ``openai`` Python SDK of the chosen contract base
 :mod:`callgate.contracts`); the package imports only callgate's kernel.
 """
 
+from ._body import parse_response
 from ._continuation import build_stateful_continuation, build_stateless_continuation
 from ._parser import Parser, parse_stream
-from ._response import parse_response
 from ._state import State
 from ._turn import FunctionCall, ProviderErrorInfo, Turn
 

@@ -9,8 +9,11 @@ and cannot override a protected field. A structured final answer is requested wi
 ``text.format``; Chat Completions' ``response_format`` is refused. Tool ``strict`` schemas
 constrain call arguments only and are left exactly as the caller wrote them.
 
-Every caller-supplied value is validated as JSON and deep-copied, and the turn's items are
-deep-copied too, so later mutation on either side cannot reach the request.
+Every caller-supplied value is validated as JSON within the default limits and deep-copied
+(``callgate._json.json_copy``: tuples become lists), and the turn's items are deep-copied
+too, so later mutation on either side cannot reach the request. Errors follow one rule:
+:class:`~callgate.UsageError` for an argument of the wrong type or shape,
+:class:`~callgate.ContinuationError` for a precondition of the conversation.
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ from typing import Any
 
 from .._digest import canonical_bytes
 from .._errors import ContinuationError, UsageError
+from .._json import json_copy
 from .._results import ToolResult, bind_results
-from ._turn import Turn, snapshot_digest
+from ._turn import Turn, turn_digest
 
 __all__ = ["build_stateful_continuation", "build_stateless_continuation"]
 
@@ -82,11 +86,12 @@ def build_stateful_continuation(
     Response was created with storage on and is retrievable (it is not sent). ``store`` is
     the new request's own choice. ``instructions=None`` omits the field.
 
-    Raises :class:`~callgate.ContinuationError` if the turn was mutated after parsing, has
-    no calls, the prior response was not stored, or a called function is not declared in
-    ``tools``; :class:`~callgate.BindingError` if ``results`` do not answer the calls
-    exactly; :class:`~callgate.UsageError` for a bad argument (non-JSON value, protected or
-    unknown control, ``response_format``).
+    Raises :class:`~callgate.ContinuationError` for a precondition of the conversation: the
+    turn was mutated after parsing or has no calls, the prior response was not stored, a
+    called function is not declared in ``tools``, ``request_controls`` overrides a
+    protected field; :class:`~callgate.BindingError` if ``results`` do not answer the calls
+    exactly; :class:`~callgate.UsageError` for an argument of the wrong type or shape (not
+    a Turn of this room, non-JSON value, unknown control, ``response_format``).
     """
     if type(previous_response_was_stored) is not bool:
         raise UsageError("previous_response_was_stored must be a bool")
@@ -134,7 +139,7 @@ def build_stateless_continuation(
         prior_input_items, Sequence
     ):
         raise UsageError("prior_input_items must be a sequence of item objects")
-    prior = [_json_copy(item, "prior_input_items item") for item in prior_input_items]
+    prior = [json_copy(item, what="prior_input_items item") for item in prior_input_items]
     if any(type(item) is not dict for item in prior):
         raise UsageError("every prior input item must be an object")
     store = _store(store)
@@ -166,13 +171,19 @@ def _checked(turn: Turn, results: Iterable[ToolResult]) -> list[dict[str, Any]]:
     if not isinstance(turn, Turn):
         raise UsageError(f"turn must be an openai_responses.Turn, not {type(turn).__name__}")
     try:
-        digest = snapshot_digest(turn.response_id, turn.status, turn.items, turn.calls)
+        digest = turn_digest(turn)
     except (UsageError, AttributeError, TypeError) as exc:
         raise ContinuationError(f"the turn was altered after parsing ({exc})") from None
     if digest != turn.digest:
         raise ContinuationError("the turn was mutated after parsing (digest mismatch)")
     if turn.status != "completed" or not turn.calls:
         raise ContinuationError("the turn released no calls: there is nothing to continue")
+    if isinstance(results, str | bytes | Mapping) or not isinstance(results, Iterable):
+        raise UsageError(f"results must be an iterable of ToolResult, not {type(results).__name__}")
+    results = list(results)
+    for position, result in enumerate(results):
+        if not isinstance(result, ToolResult):
+            raise UsageError(f"result #{position} is a {type(result).__name__}, not a ToolResult")
     bound = bind_results([call.call_id for call in turn.calls], results)
     return [
         {
@@ -195,7 +206,7 @@ def _head(
         raise UsageError("instructions must be a str or None")
     if isinstance(tools, str | bytes | Mapping) or not isinstance(tools, Sequence):
         raise UsageError("tools must be a sequence of tool objects")
-    copied = [_json_copy(tool, "tool") for tool in tools]
+    copied = [json_copy(tool, what="tool") for tool in tools]
     declared: set[str] = set()
     for tool in copied:
         if type(tool) is not dict or type(tool.get("type")) is not str:
@@ -230,10 +241,10 @@ def _controls(controls: Mapping[str, Any] | None) -> dict[str, Any]:
         return {}
     if not isinstance(controls, Mapping):
         raise UsageError("request_controls must be a mapping")
-    out: dict[str, Any] = _json_copy(dict(controls), "request_controls")
+    out: dict[str, Any] = json_copy(dict(controls), what="request_controls")
     for key in out:
         if key in PROTECTED_FIELDS:
-            raise UsageError(f"request_controls cannot set the protected field {key!r}")
+            raise ContinuationError(f"request_controls cannot set the protected field {key!r}")
         if key == "response_format":
             raise UsageError(
                 "response_format is Chat Completions; the Responses API takes "
@@ -262,11 +273,3 @@ def _check_text(text: Any) -> None:
         type(fmt.get("name")) is not str or type(fmt.get("schema")) is not dict
     ):
         raise UsageError("a json_schema text.format needs a string 'name' and an object 'schema'")
-
-
-def _json_copy(value: Any, what: str) -> Any:
-    try:
-        canonical_bytes(value)
-    except UsageError as exc:
-        raise UsageError(f"{what} is not a JSON value: {exc.message}") from None
-    return copy.deepcopy(value)

@@ -1,11 +1,12 @@
 """The registry of OpenAI Responses stream event types, per contract baseline.
 
 Every member of the SDK's ``ResponseStreamEvent`` union (59 in openai 3.57.0) has one
-:class:`EventSpec` here: its required fields and their JSON types, its *kind* (which row of
-the transition table in ``_state`` it belongs to), the output-item types it may address and
-the parser handler that applies it. A type missing from the registry is unknown and fails
-closed; a known type whose semantics callgate does not implement (MCP, shell, custom tools,
-compaction) has ``handler="unsupported"`` and fails closed too, after its fields are checked.
+:class:`EventSpec` here: its required fields and their JSON types, its *kind* (the kind the
+transition table in ``_state`` is written in), the output-item types it may address and
+the handler that applies it (``_state.TRANSITIONS`` carries that name into its rows). A
+type missing from the registry is unknown and fails closed; a known type whose semantics
+callgate does not implement (MCP, shell, custom tools, compaction) has
+``handler="unsupported"`` and fails closed too, after its fields are checked.
 
 Why specs instead of one dataclass instance per event: a 64k-delta stream would build 64k
 short-lived objects only to read four attributes from each. The parser reads the decoded
@@ -21,7 +22,10 @@ from typing import Final, TypeAlias
 
 from ..contracts import REVISIONS
 
-__all__ = ["BASELINE_EVENTS", "EventSpec", "Kind"]
+__all__ = ["BASELINE_EVENTS", "PROVIDER", "EventSpec", "Kind"]
+
+# The provider tag every error of this room carries (``CallgateError.provider``).
+PROVIDER: Final = "openai"
 
 Kinds: TypeAlias = frozenset[type]
 Fields: TypeAlias = tuple[tuple[str, Kinds], ...]
@@ -32,11 +36,12 @@ LIST: Final = frozenset({list})
 
 
 class Kind:
-    """Row labels of ``_state.TRANSITIONS`` (plain strings: cheap to hash and to print)."""
+    """The kinds ``_state`` writes its table in (plain strings: cheap to hash and to print)."""
 
     CREATED: Final = "created"
     UPDATE: Final = "update"  # response.queued / response.in_progress
-    TERMINAL: Final = "terminal"
+    TERMINAL: Final = "terminal"  # response.completed / response.incomplete
+    FAILURE: Final = "failure"  # response.failed: the one terminal allowed after an error
     ITEM_ADDED: Final = "item_added"
     ITEM_DONE: Final = "item_done"
     ITEM: Final = "item"  # any event scoped to one open output item
@@ -68,8 +73,8 @@ class EventSpec:
 _ITEM_FIELDS = (("item_id", STR), ("output_index", INT))
 
 
-def _lifecycle(name: str, kind: str) -> EventSpec:
-    return EventSpec(f"response.{name}", kind, kind, (("response", DICT),))
+def _lifecycle(name: str, kind: str, handler: str = "") -> EventSpec:
+    return EventSpec(f"response.{name}", kind, handler or kind, (("response", DICT),))
 
 
 def _item(
@@ -141,7 +146,7 @@ _CURRENT: list[EventSpec] = [
     _lifecycle("in_progress", Kind.UPDATE),
     _lifecycle("completed", Kind.TERMINAL),
     _lifecycle("incomplete", Kind.TERMINAL),
-    _lifecycle("failed", Kind.TERMINAL),
+    _lifecycle("failed", Kind.FAILURE, "terminal"),
     EventSpec(
         "response.output_item.added",
         Kind.ITEM_ADDED,

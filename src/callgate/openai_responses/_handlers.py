@@ -1,13 +1,16 @@
-"""Event handlers: the accumulation and consistency rules of ``_state``, applied.
+"""Event handlers: one ``_on_<handler>`` per handler name of the table, applied to the
+per-stream accumulation they hold.
 
-:class:`Handlers` holds the per-stream state; :class:`~._parser.Parser` adds decoding and
-the error boundary. A handler runs after the dispatcher checked ``sequence_number``, the
-transition and the spec's required fields; it raises the typed error it means.
+:class:`Handlers` is composed into :class:`~._parser.Parser` (the parser holds one and
+dispatches to its bound methods through ``_state.TRANSITIONS``); it knows nothing of
+decoding, sequence numbers or the error boundary. A handler runs after the dispatcher
+checked ``sequence_number``, the transition and the spec's required fields; it raises the
+typed error it means.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 from .._errors import (
     LimitExceededError,
@@ -18,44 +21,55 @@ from .._errors import (
     UnsupportedProviderState,
 )
 from .._limits import Limits
+from ._assembly import (
+    PART_KINDS,
+    OpenItem,
+    Part,
+    check_done,
+    check_final_output,
+    check_item,
+    check_text_size,
+)
 from ._events import EventSpec
-from ._items import check_item, release_calls, same_item
-from ._state import OpenItem, State
-from ._text import TextHandlers, check_parts
-from ._turn import FunctionCall, ProviderErrorInfo, Turn, make_turn
+from ._state import State
+from ._turn import (
+    FunctionCall,
+    ProviderErrorInfo,
+    Turn,
+    completion_problem,
+    error_info,
+    incomplete_info,
+    make_turn,
+    provider_error,
+    release_calls,
+)
 
 __all__ = ["Handlers"]
 
 _OPT_STR = (str, type(None))
 
 
-class Handlers(TextHandlers):
-    """Per-stream state and one ``_on_<handler>`` method per registry handler name."""
+class Handlers:
+    """The accumulation of one stream and one ``_on_<handler>`` method per handler name."""
 
     __slots__ = (
         "_baseline",
         "_calls",
-        "_done_marker",
         "_error_info",
         "_final_items",
         "_items",
-        "_last_seq",
         "_limits",
         "_n_calls",
         "_open",
         "_response",
         "_response_id",
-        "_state",
         "_status",
         "_terminal",
-        "_turn",
     )
 
     def __init__(self, limits: Limits, baseline: str) -> None:
         self._limits = limits
         self._baseline = baseline
-        self._state = State.START
-        self._last_seq = -1
         self._items: dict[int, OpenItem] = {}  # every added item, by output_index
         self._open: dict[int, OpenItem] = {}  # added and not yet done
         self._n_calls = 0
@@ -66,8 +80,6 @@ class Handlers(TextHandlers):
         self._error_info: ProviderErrorInfo | None = None
         self._final_items: tuple[dict[str, Any], ...] | None = None
         self._calls: tuple[FunctionCall, ...] = ()
-        self._done_marker = False
-        self._turn: Turn | None = None
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -95,55 +107,28 @@ class Handlers(TextHandlers):
 
     def _on_terminal(self, obj: dict[str, Any], spec: EventSpec) -> None:
         kind = spec.type
-        if self._state is State.ERRORED and kind != "response.failed":
-            raise SequenceError(f"{kind} after an error event")
         response = self._take_response(obj)
         self._terminal = kind
         if kind == "response.failed":
             if self._error_info is None:
                 error = response.get("error")
-                raw = error if type(error) is dict else {}
-                self._error_info = _error_info("response.failed", raw, None)
+                self._error_info = error_info(
+                    "response.failed", error if type(error) is dict else {}, None
+                )
             return
         if kind == "response.incomplete":
             details = response.get("incomplete_details")
             raw = details if type(details) is dict else {}
-            reason = raw.get("reason")
-            self._error_info = ProviderErrorInfo(
-                "response.incomplete",
-                "incomplete",
-                reason if type(reason) is str else None,
-                "the response is incomplete",
-                None,
-                raw,
-            )
+            self._error_info = incomplete_info("response.incomplete", raw)
             return
         # response.completed: the gate.
         if self._status != "completed":
             raise SchemaError(f"response.completed carries status {self._status!r}")
         if self._open:
             raise SequenceError(f"response.completed with open output indexes {sorted(self._open)}")
-        output = response.get("output")
-        if type(output) is not list:
-            raise SchemaError("terminal response has no 'output' list")
-        if len(output) != len(self._items):
-            raise SequenceError(
-                f"terminal output has {len(output)} items, the stream had {len(self._items)}"
-            )
-        for index, final in enumerate(output):
-            item = self._items.get(index)
-            if item is None or item.done is None:
-                raise SequenceError(f"terminal output[{index}] was never streamed")
-            if (
-                type(final) is not dict
-                or not same_item(item.done, final)
-                or final.get("id") not in (None, item.id)
-            ):
-                raise SequenceError(
-                    f"terminal output[{index}] differs from its output_item.done item"
-                )
-        final_items = tuple(output)
-        self._calls = release_calls(final_items, self._limits)
+        final_items = check_final_output(self._items, response.get("output"))
+        self._error_info = completion_problem(response)  # the gate refuses it, if any
+        self._calls = release_calls(response, final_items, limits=self._limits)
         self._final_items = final_items
 
     def _on_error(self, obj: dict[str, Any], spec: EventSpec) -> None:
@@ -151,9 +136,18 @@ class Handlers(TextHandlers):
         if nested is not None:
             if type(nested) is not dict:
                 raise SchemaError("error event 'error' is not an object")
-            self._error_info = _error_info("error_event", nested, obj)
+            self._error_info = error_info("error_event", nested, obj)
         else:
-            self._error_info = _error_info("error_event", obj, obj)
+            self._error_info = error_info("error_event", obj, obj)
+
+    def refuse_error(self, obj: dict[str, Any], spec: EventSpec) -> NoReturn:
+        """A non-error event that carries a truthy top-level ``error``: the SDK raises
+        ``APIError`` on it, so the turn fails closed (:class:`ProviderError`)."""
+        nested = obj["error"]
+        if type(nested) is not dict:
+            raise SchemaError(f"{spec.type} field 'error' has type {type(nested).__name__}")
+        self._error_info = info = error_info("error_field", nested, obj)
+        raise provider_error(info, f"{spec.type} carries an error")
 
     # -- items -----------------------------------------------------------------------
 
@@ -188,29 +182,7 @@ class Handlers(TextHandlers):
         if st is None:
             state = "done twice" if index in self._items else "done before it was added"
             raise SequenceError(f"output_index {index} {state}")
-        where = f"output item {index}"
-        if check_item(item, where) != st.type:
-            raise SequenceError(f"{where} changed type from {st.type!r} to {item['type']!r}")
-        item_id = item.get("id")
-        # An item that came without its optional id may stay without it; any id it shows
-        # must be the one the stream bound to its index.
-        if item_id != st.id and (item_id is not None or st.added.get("id") is not None):
-            raise SequenceError(f"{where} changed id from {st.id!r} to {item_id!r}")
-        if st.type == "function_call":
-            for key in ("call_id", "name"):
-                if item[key] != st.added.get(key):
-                    raise SequenceError(f"{where} changed {key} on output_item.done")
-            if st.done_text is None:
-                raise SequenceError(f"{where} is done before function_call_arguments.done")
-            if item["arguments"] != st.done_text:
-                raise SequenceError(f"{where} arguments differ from the streamed arguments")
-        elif st.type == "code_interpreter_call":
-            if st.done_text is None and st.frags:
-                raise SequenceError(f"{where} is done before its code was done")
-            if st.done_text is not None and item.get("code") != st.done_text:
-                raise SequenceError(f"{where} code differs from the streamed code")
-        elif st.type in ("message", "reasoning"):
-            check_parts(st, item, where)
+        check_done(st, item, f"output item {index}")
         st.done = item
 
     def _item_for(self, obj: dict[str, Any], spec: EventSpec) -> OpenItem:
@@ -290,6 +262,23 @@ class Handlers(TextHandlers):
         st.done_text = arguments
         st.frags = []
 
+    def _on_code_delta(self, obj: dict[str, Any], spec: EventSpec) -> None:
+        st = self._item_for(obj, spec)
+        if st.done_text is not None:
+            raise SequenceError("code delta after the code was done")
+        delta: str = obj["delta"]
+        st.frag_bytes += len(delta)
+        check_text_size(st.frag_bytes, self._limits)
+        st.frags.append(delta)
+
+    def _on_code_done(self, obj: dict[str, Any], spec: EventSpec) -> None:
+        st = self._item_for(obj, spec)
+        if st.done_text is not None:
+            raise SequenceError("code done twice")
+        if obj["code"] != "".join(st.frags):
+            raise SequenceError("code_interpreter_call_code.done differs from the deltas")
+        st.done_text = obj["code"]
+
     def _on_ping(self, obj: dict[str, Any], spec: EventSpec) -> None:
         self._item_for(obj, spec)
 
@@ -299,17 +288,77 @@ class Handlers(TextHandlers):
     def _on_unsupported(self, obj: dict[str, Any], spec: EventSpec) -> None:
         raise UnsupportedProviderState(f"{spec.type} is not supported by callgate")
 
+    # -- parts and their text: fragments per part, joined once at their ``.done`` ----
+
+    def _part_for(self, obj: dict[str, Any], spec: EventSpec) -> Part:
+        st = self._item_for(obj, spec)
+        key = (spec.index_field, obj[spec.index_field])
+        part = st.parts.get(key)
+        if part is None or part.closed:
+            state = "closed" if part is not None else "not added"
+            raise SequenceError(f"{spec.type} for {key[0]} {key[1]}, which is {state}")
+        if spec.part and part.kind != spec.part:
+            raise SequenceError(f"{spec.type} addresses a {part.kind!r} part")
+        return part
+
+    def _on_part_added(self, obj: dict[str, Any], spec: EventSpec) -> None:
+        st = self._item_for(obj, spec)
+        key = (spec.index_field, obj[spec.index_field])
+        kind = obj["part"].get("type")
+        if type(kind) is not str:  # checked first: the kinds are a set of str
+            raise SchemaError(f"{spec.type} adds a part without a string 'type'")
+        if kind not in PART_KINDS.get((st.type, spec.index_field), ()):
+            raise SequenceError(f"{spec.type} adds a {kind!r} part to a {st.type!r} item")
+        if key in st.parts:
+            raise SequenceError(f"{spec.type}: {key[0]} {key[1]} was added twice")
+        st.parts[key] = Part(kind)
+
+    def _on_part_done(self, obj: dict[str, Any], spec: EventSpec) -> None:
+        part = self._part_for(obj, spec)
+        if obj["part"].get("type") != part.kind:
+            raise SequenceError(f"{spec.type} changed the part type")
+        if part.text is None:
+            raise SequenceError(f"{spec.type} before the part's text was done")
+        field = "refusal" if part.kind == "refusal" else "text"
+        if obj["part"].get(field) != part.text:
+            raise SequenceError(f"{spec.type} text differs from the streamed text")
+        part.closed = True
+
+    def _on_text_delta(self, obj: dict[str, Any], spec: EventSpec) -> None:
+        part = self._part_for(obj, spec)
+        if part.text is not None:
+            raise SequenceError(f"{spec.type} after the text was done")
+        delta: str = obj["delta"]
+        part.chars += len(delta)
+        check_text_size(part.chars, self._limits)
+        part.frags.append(delta)
+
+    def _on_text_done(self, obj: dict[str, Any], spec: EventSpec) -> None:
+        part = self._part_for(obj, spec)
+        if part.text is not None:
+            raise SequenceError(f"{spec.type} twice")
+        text = part.joined()
+        if obj[spec.text_field] != text:
+            raise SequenceError(f"{spec.type} differs from the deltas")
+        part.text = text
+        part.frags = []
+
+    def _on_annotation(self, obj: dict[str, Any], spec: EventSpec) -> None:
+        self._part_for(obj, spec)
+        if type(obj.get("annotation")) not in (dict, type(None)):
+            raise SchemaError("output_text.annotation.added 'annotation' is not an object")
+
     # -- the turn --------------------------------------------------------------------
 
-    def _done_items(self) -> tuple[dict[str, Any], ...]:
-        return tuple(st.done for _, st in sorted(self._items.items()) if st.done is not None)
-
-    def _partial_turn(self) -> Turn | None:
+    def partial_turn(self) -> Turn | None:
+        """The turn so far, with no calls (best effort: ``None`` if it cannot be built)."""
         try:
             return make_turn(
                 response_id=self._response_id,
                 status=self._status,
-                items=self._done_items(),
+                items=tuple(
+                    st.done for _, st in sorted(self._items.items()) if st.done is not None
+                ),
                 calls=(),
                 response=self._response,
                 error=self._error_info,
@@ -318,9 +367,12 @@ class Handlers(TextHandlers):
         except Exception:  # the partial turn is best effort; the real error matters
             return None
 
-    def _final_turn(self) -> Turn:
-        if self._state is State.ERRORED or (
-            self._state is State.TERMINATED and self._terminal != "response.completed"
+    def final_turn(self, state: State) -> Turn:
+        """The turn at the end of the stream in ``state``: the released calls of a
+        completed response; :class:`ProviderError` after an ``error`` event or another
+        terminal; :class:`TruncatedStreamError` without a terminal."""
+        if state is State.ERRORED or (
+            state is State.TERMINATED and self._terminal != "response.completed"
         ):
             info = self._error_info
             what = info.source if info is not None else "response.failed"
@@ -331,7 +383,7 @@ class Handlers(TextHandlers):
                 error_code=info.code if info is not None else None,
                 provider_message=info.message if info is not None else None,
             )
-        if self._state is not State.TERMINATED or self._final_items is None:
+        if state is not State.TERMINATED or self._final_items is None:
             raise TruncatedStreamError("the stream ended before its terminal event")
         return make_turn(
             response_id=self._response_id,
@@ -342,24 +394,3 @@ class Handlers(TextHandlers):
             error=None,
             baseline=self._baseline,
         )
-
-
-def _error_info(
-    source: str, raw: dict[str, Any], event: dict[str, Any] | None
-) -> ProviderErrorInfo:
-    fields = {}
-    for key in ("type", "code", "message", "param"):
-        value = raw.get(key)
-        if type(value) not in _OPT_STR:
-            raise SchemaError(f"{source} field {key!r} is not a string")
-        fields[key] = value
-    if source == "error_event" and fields["message"] is None:
-        raise SchemaError("error event lacks a string 'message'")
-    return ProviderErrorInfo(
-        source,
-        fields["type"],
-        fields["code"],
-        fields["message"],
-        fields["param"],
-        event if event is not None else raw,
-    )

@@ -1,19 +1,21 @@
 """The Responses stream parser: SSE bytes or decoded events in, a gated :class:`Turn` out.
 
-Every handler raises the typed error it means; :meth:`Parser._fail` is the one boundary
-that attaches context (provider, event index, wire type, the partial turn) and makes the
-parser sticky-failed. Handlers read the decoded JSON dict directly; the per-event work on
-the hot path (argument deltas) is one registry lookup, a transition lookup, a few dict
-reads and one list append.
+The parser decodes, checks each event's frame (``type``, ``sequence_number``, the event
+budget), looks the (state, type) pair up once in its rows of ``_state.TRANSITIONS`` and
+calls the bound handler of its :class:`~._handlers.Handlers`. Every handler raises the typed
+error it means; :meth:`Parser._fail` is the one boundary, through
+:func:`callgate._errors.at_boundary`. On the hot path (argument deltas) an event costs one
+row lookup, a few dict reads and one list append.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from .._digest import canonical_bytes
 from .._errors import (
+    STRAY_ERRORS,
     CallgateError,
     JSONError,
     LimitExceededError,
@@ -22,69 +24,115 @@ from .._errors import (
     TruncatedStreamError,
     UnsupportedProviderState,
     UsageError,
+    at_boundary,
 )
+from .._fields import check_limits_and_baseline
 from .._json import loads_strict
 from .._limits import DEFAULT_LIMITS, Limits
 from ..contracts import CURRENT_REVISION
 from ..sse import SSEDecoder
-from ._events import BASELINE_EVENTS, EventSpec
+from ._events import BASELINE_EVENTS, PROVIDER, EventSpec, Fields, Kind
 from ._handlers import Handlers
 from ._state import TRANSITIONS, State
 from ._turn import Turn
 
 __all__ = ["Parser", "parse_stream"]
 
-_DONE_MARKER = "[DONE]"
+_DONE_MARKER: Final = "[DONE]"
+_CAUGHT: Final = (CallgateError, *STRAY_ERRORS)
+_SDK_HINT: Final = 'pass an SDK event as event.to_dict(mode="json")'
 _Handler = Callable[[dict[str, Any], EventSpec], None]
-# Bugs a hostile document could still provoke in a handler; never let them escape bare.
-_STRAY = (KeyError, TypeError, ValueError, IndexError, AttributeError, RecursionError)
+_Plan = tuple[tuple[State, str, EventSpec, str, Fields, State], ...]
 
 
-class Parser(Handlers):
+def _plan(specs: Mapping[str, EventSpec]) -> _Plan:
+    """The rows of ``TRANSITIONS`` for one baseline's registry, with the fields the
+    dispatcher checks (argument deltas check their own, inline: the hot path)."""
+    return tuple(
+        (
+            state,
+            name,
+            specs[name],
+            handler,
+            () if handler == "args_delta" else specs[name].fields,
+            nxt,
+        )
+        for (state, name), (handler, nxt) in TRANSITIONS.items()
+        if name in specs
+    )
+
+
+_PLANS: Final = {baseline: _plan(specs) for baseline, specs in BASELINE_EVENTS.items()}
+
+
+class Parser:
     """Incremental, sans-IO parser of one OpenAI Responses stream.
 
     Feed raw SSE bytes with :meth:`feed_bytes` (any chunking) or decoded wire objects with
-    :meth:`feed_event` (an SDK event's ``to_dict(mode="json")``), then call :meth:`finish`.
-    ``baseline`` is a contract revision from :data:`callgate.contracts.REVISIONS`.
+    :meth:`feed_event` (an SDK event's ``to_dict(mode="json")``), then call :meth:`finish`;
+    one parser takes one of the two (mixing them is a :class:`~callgate.UsageError` that
+    leaves the parser usable in its first mode). ``baseline`` is a contract revision from
+    :data:`callgate.contracts.REVISIONS`.
 
-    Any :class:`~callgate.ProtocolError` leaves the parser failed: every later
-    ``feed_*``/``finish`` call re-raises the same error. The error's ``turn`` is the
-    partial turn (``calls == ()``). After a successful :meth:`finish`, feeding raises
-    :class:`~callgate.UsageError` and ``finish`` returns the same turn again.
+    Any ProtocolError leaves the parser failed: every later feed_*/finish call re-raises
+    that same error, whose `turn` is the partial turn (nothing released). After a
+    successful :meth:`finish`, feeding raises :class:`~callgate.UsageError` and ``finish``
+    returns the same turn again.
     """
 
-    __slots__ = ("_decoder", "_dispatch", "_error", "_event_index", "_wire_type")
+    __slots__ = (
+        "_decoder",
+        "_done_marker",
+        "_error",
+        "_event_index",
+        "_handlers",
+        "_last_seq",
+        "_limits",
+        "_mode",
+        "_row",
+        "_specs",
+        "_state",
+        "_turn",
+        "_wire_type",
+    )
 
     def __init__(self, *, limits: Limits = DEFAULT_LIMITS, baseline: str = CURRENT_REVISION):
-        if not isinstance(limits, Limits):
-            raise UsageError(f"limits must be a callgate.Limits, got {type(limits).__name__}")
-        if type(baseline) is not str or baseline not in BASELINE_EVENTS:
-            raise UsageError(f"unknown baseline {baseline!r}; expected one of the REVISIONS")
-        super().__init__(limits, baseline)
+        check_limits_and_baseline(limits, baseline, BASELINE_EVENTS)
+        self._limits = limits
+        self._handlers = handlers = Handlers(limits, baseline)
         self._decoder = SSEDecoder(limits=limits)
+        self._specs = BASELINE_EVENTS[baseline]
+        self._state = State.START
         self._error: CallgateError | None = None
+        self._turn: Turn | None = None
+        self._mode: str | None = None
         self._event_index = -1
         self._wire_type: str | None = None
-        # type -> (spec, bound handler, fields the dispatcher checks). Argument deltas
-        # check their own fields inline (the hot path).
-        self._dispatch: dict[str, tuple[EventSpec, _Handler, tuple[Any, ...]]] = {
-            name: (
-                spec,
-                getattr(self, "_on_" + spec.handler),
-                () if spec.handler == "args_delta" else spec.fields,
-            )
-            for name, spec in BASELINE_EVENTS[baseline].items()
-        }
+        self._last_seq = -1
+        self._done_marker = False
+        # One dict per state: wire type -> (spec, bound handler, fields to check, next
+        # state, next state's row). The dispatcher keeps the current row, so each event
+        # is one string-keyed lookup.
+        rows: dict[State, dict[str, Any]] = {state: {} for state in State}
+        bound: dict[str, _Handler] = {}
+        for state, name, spec, handler, fields, nxt in _PLANS[baseline]:
+            method = bound.get(handler)
+            if method is None:
+                method = bound[handler] = getattr(handlers, "_on_" + handler)
+            rows[state][name] = (spec, method, fields, nxt, rows[nxt])
+        self._row: dict[str, Any] = rows[State.START]
 
     # -- public ----------------------------------------------------------------------
 
     def feed_bytes(self, chunk: bytes) -> None:
         """Feed raw SSE bytes (any split). Raises a :class:`~callgate.ProtocolError`
         subclass on the first violation; the parser then stays failed. A chunk that is
-        not bytes-like is a :class:`~callgate.UsageError` and leaves the parser usable."""
-        self._check_open()
+        not bytes-like, or a parser fed with :meth:`feed_event`, is a
+        :class:`~callgate.UsageError` and leaves the parser usable."""
+        self._check_usable()
         if not isinstance(chunk, bytes | bytearray | memoryview):
             raise UsageError(f"feed_bytes() takes bytes, not {type(chunk).__name__}")
+        self._check_mode("bytes")
         limits = self._limits
         apply = self._apply
         try:
@@ -94,28 +142,29 @@ class Parser(Handlers):
                     self._on_done_marker()
                     continue
                 apply(loads_strict(data, limits=limits), event.event)
-        except CallgateError as exc:
-            raise self._fail(exc) from None
-        except _STRAY as exc:
-            raise self._fail(_stray(exc)) from exc
+        except _CAUGHT as exc:
+            err = self._fail(exc)
+            raise err from (None if err is exc else exc)
 
     def feed_event(self, obj: Mapping[str, Any]) -> None:
         """Feed one decoded wire event object. It is validated as strict JSON and copied,
         so later changes to ``obj`` do not reach the parser. Raises like
-        :meth:`feed_bytes`; a non-mapping ``obj`` is a :class:`~callgate.UsageError`."""
-        self._check_open()
+        :meth:`feed_bytes` (a non-JSON value inside it is a :class:`~callgate.JSONError`);
+        a non-mapping ``obj``, or a parser fed with :meth:`feed_bytes`, is a
+        :class:`~callgate.UsageError` and leaves the parser usable."""
+        self._check_usable()
         if not isinstance(obj, Mapping):
             raise UsageError(f"feed_event() takes a mapping, not {type(obj).__name__}")
+        self._check_mode("event")
         try:
             try:
                 data = canonical_bytes(dict(obj))
             except UsageError as exc:
-                raise JSONError(f"event is not a JSON value: {exc.message}") from None
+                raise JSONError(f"event is not a JSON value ({_SDK_HINT}): {exc.message}") from None
             self._apply(loads_strict(data, limits=self._limits), None)
-        except CallgateError as exc:
-            raise self._fail(exc) from None
-        except _STRAY as exc:
-            raise self._fail(_stray(exc)) from exc
+        except _CAUGHT as exc:
+            err = self._fail(exc)
+            raise err from (None if err is exc else exc)
 
     def finish(self) -> Turn:
         """End the stream and return the turn.
@@ -131,9 +180,10 @@ class Parser(Handlers):
             raise self._error
         try:
             self._decoder.finish()
-            self._turn = self._final_turn()
-        except CallgateError as exc:
-            raise self._fail(exc) from None
+            self._turn = self._handlers.final_turn(self._state)
+        except _CAUGHT as exc:
+            err = self._fail(exc)
+            raise err from (None if err is exc else exc)
         return self._turn
 
     @property
@@ -143,22 +193,32 @@ class Parser(Handlers):
 
     # -- internals -------------------------------------------------------------------
 
-    def _check_open(self) -> None:
+    def _check_usable(self) -> None:
         if self._error is not None:
             raise self._error
         if self._turn is not None:
             raise UsageError("Parser.finish() was already called")
+
+    def _check_mode(self, mode: str) -> None:
+        if self._mode != mode:
+            if self._mode is not None:
+                raise UsageError(
+                    f"this parser is fed with feed_{self._mode}(); one parser takes one "
+                    f"input mode, so feed_{mode}() needs a new Parser"
+                )
+            self._mode = mode
 
     def _apply(self, obj: Any, sse_name: str | None) -> None:
         self._event_index += 1
         if type(obj) is not dict:
             raise SchemaError(f"event is a JSON {type(obj).__name__}, not an object")
         etype = obj.get("type")
-        entry = self._dispatch.get(etype) if type(etype) is str else None
-        self._wire_type = etype if type(etype) is str else None
-        if entry is None:
-            if type(etype) is not str:
-                raise SchemaError("event has no string 'type'")
+        if type(etype) is not str:
+            self._wire_type = None
+            raise SchemaError("event has no string 'type'")
+        self._wire_type = etype
+        entry = self._row.get(etype)
+        if entry is None and etype not in self._specs:
             raise UnsupportedProviderState(f"unknown event type {etype[:100]!r}")
         if sse_name is not None and sse_name != etype:
             raise SchemaError(f"SSE event name {sse_name[:100]!r} differs from the JSON type")
@@ -174,15 +234,18 @@ class Parser(Handlers):
                 limit="max_events_per_stream",
                 bound=self._limits.max_events_per_stream,
             )
-        spec, handler, fields = entry
-        nxt = TRANSITIONS[self._state].get(spec.kind)
-        if nxt is None:
+        if entry is None:
             raise SequenceError(f"{etype} is not allowed in state {self._state.value}")
+        spec, handler, fields, nxt, row = entry
+        # The SDK raises APIError on any event with a truthy top-level `error`.
+        if obj.get("error") and spec.kind != Kind.ERROR:
+            self._handlers.refuse_error(obj, spec)
         for name, kinds in fields:
             if type(obj.get(name)) not in kinds:
                 raise SchemaError(_field_problem(obj, name))
         handler(obj, spec)
         self._state = nxt
+        self._row = row
 
     def _on_done_marker(self) -> None:
         self._event_index += 1
@@ -193,28 +256,23 @@ class Parser(Handlers):
             raise SequenceError("a second [DONE]")
         self._done_marker = True
 
-    def _fail(self, exc: CallgateError) -> CallgateError:
-        if exc.provider is None:
-            exc.provider = "openai"
-        if exc.event_index is None and self._event_index >= 0:
-            exc.event_index = self._event_index
-        if exc.wire_type is None:
-            exc.wire_type = self._wire_type
-        if exc.turn is None:
-            exc.turn = self._partial_turn()
+    def _fail(self, exc: BaseException) -> CallgateError:
+        err = at_boundary(
+            exc,
+            provider=PROVIDER,
+            event_index=self._event_index,
+            wire_type=self._wire_type,
+            partial_turn=self._handlers.partial_turn,
+        )
         self._state = State.FAILED
-        self._error = exc
-        return exc
+        self._error = err
+        return err
 
 
 def _field_problem(obj: dict[str, Any], name: str) -> str:
     if name not in obj:
         return f"event lacks required field {name!r}"
     return f"event field {name!r} has type {type(obj[name]).__name__}"
-
-
-def _stray(exc: BaseException) -> SchemaError:
-    return SchemaError(f"malformed event ({type(exc).__name__}: {str(exc)[:200]})")
 
 
 def parse_stream(

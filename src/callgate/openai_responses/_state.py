@@ -1,4 +1,4 @@
-"""States, the transition table and per-item sub-states of one Responses stream.
+"""States and the transition table of one Responses stream.
 
 Theory of operation
 -------------------
@@ -12,9 +12,13 @@ one terminal: ``response.completed``, ``response.incomplete`` or ``response.fail
 ``error`` event may stand in for the terminal or precede ``response.failed``. Every event
 carries a ``sequence_number``.
 
-The stream-level machine is the table below: ``TRANSITIONS[state][kind] -> next state``.
-A (state, kind) pair that is absent is a :class:`~callgate.SequenceError`. Item-level
-rules live in :class:`OpenItem` / :class:`Part` and the parser's handlers:
+The stream-level machine is one table, ``TRANSITIONS[(state, wire type)] -> (handler,
+next state)``, written by kind in :data:`BY_KIND` and expanded over the registries of
+``_events`` (which name each type's kind and handler). A (state, type) pair that is absent
+is a :class:`~callgate.SequenceError`; ``FAILED`` and ``TERMINATED`` have no row, so
+"nothing is legal after a failure or a terminal" is a fact of the table. Item-level rules
+live in ``_assembly`` (:class:`~._assembly.OpenItem`, :class:`~._assembly.Part`) and the
+handlers:
 
 - an ``output_index`` is added once and done once; events name an index that is open and
   the ``item_id`` of the item there (association is by index, cross-checked by id, never
@@ -33,20 +37,13 @@ rules live in :class:`OpenItem` / :class:`Part` and the parser's handlers:
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Final
 
-from ._events import Kind
+from ._events import BASELINE_EVENTS, EventSpec, Kind
 
-__all__ = [
-    "HOSTED_ITEM_TYPES",
-    "PART_KINDS",
-    "SUPPORTED_ITEM_TYPES",
-    "TRANSITIONS",
-    "OpenItem",
-    "Part",
-    "State",
-]
+__all__ = ["BY_KIND", "TRANSITIONS", "State"]
 
 
 class State(enum.Enum):
@@ -60,90 +57,41 @@ class State(enum.Enum):
 
 
 _S = State
-TRANSITIONS: Final[MappingProxyType[State, MappingProxyType[str, State]]] = MappingProxyType(
+# The table as written: (state, kind of event) -> next state.
+BY_KIND: Final[Mapping[tuple[State, str], State]] = MappingProxyType(
     {
-        _S.START: MappingProxyType({Kind.CREATED: _S.OPEN, Kind.ERROR: _S.ERRORED}),
-        _S.OPEN: MappingProxyType(
-            {
-                Kind.UPDATE: _S.OPEN,
-                Kind.ITEM_ADDED: _S.OPEN,
-                Kind.ITEM: _S.OPEN,
-                Kind.ITEM_DONE: _S.OPEN,
-                Kind.GLOBAL: _S.OPEN,
-                Kind.TERMINAL: _S.TERMINATED,
-                Kind.ERROR: _S.ERRORED,
-            }
-        ),
-        # After an in-stream error only the failed terminal may follow (checked by the
-        # terminal handler: a `response.completed` here is a SequenceError).
-        _S.ERRORED: MappingProxyType({Kind.TERMINAL: _S.TERMINATED}),
-        _S.TERMINATED: MappingProxyType({}),
-        _S.FAILED: MappingProxyType({}),
-    }
-)
-
-# Output items callgate understands. Client function calls are the only ones it releases;
-# the hosted ones ran on OpenAI's side and are kept raw (for replay and citations).
-HOSTED_ITEM_TYPES: Final = frozenset(
-    {"web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call"}
-)
-SUPPORTED_ITEM_TYPES: Final = frozenset({"message", "reasoning", "function_call"}) | (
-    HOSTED_ITEM_TYPES
-)
-# Part kinds allowed per (item type, channel): content parts and reasoning summary parts.
-PART_KINDS: Final = MappingProxyType(
-    {
-        ("message", "content_index"): frozenset({"output_text", "refusal"}),
-        ("reasoning", "content_index"): frozenset({"reasoning_text"}),
-        ("reasoning", "summary_index"): frozenset({"summary_text"}),
+        (_S.START, Kind.CREATED): _S.OPEN,
+        (_S.START, Kind.ERROR): _S.ERRORED,
+        (_S.OPEN, Kind.UPDATE): _S.OPEN,
+        (_S.OPEN, Kind.ITEM_ADDED): _S.OPEN,
+        (_S.OPEN, Kind.ITEM): _S.OPEN,
+        (_S.OPEN, Kind.ITEM_DONE): _S.OPEN,
+        (_S.OPEN, Kind.GLOBAL): _S.OPEN,
+        (_S.OPEN, Kind.TERMINAL): _S.TERMINATED,
+        (_S.OPEN, Kind.FAILURE): _S.TERMINATED,
+        (_S.OPEN, Kind.ERROR): _S.ERRORED,
+        # After an in-stream error only the failed terminal may follow.
+        (_S.ERRORED, Kind.FAILURE): _S.TERMINATED,
     }
 )
 
 
-class Part:
-    """One content or summary part of an open item: its kind and text fragments."""
-
-    __slots__ = ("chars", "closed", "frags", "kind", "text")
-
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
-        self.frags: list[str] = []
-        self.chars = 0
-        self.text: str | None = None  # set by the `.done` event of its text
-        self.closed = False
-
-    def joined(self) -> str:
-        return "".join(self.frags)
+def _specs() -> dict[str, EventSpec]:
+    """Every wire type of every baseline; one type means one kind and one handler."""
+    union: dict[str, EventSpec] = {}
+    for registry in BASELINE_EVENTS.values():
+        for name, spec in registry.items():
+            seen = union.setdefault(name, spec)
+            if (seen.kind, seen.handler) != (spec.kind, spec.handler):  # pragma: no cover
+                raise RuntimeError(f"{name} has another kind or handler on another baseline")
+    return union
 
 
-class OpenItem:
-    """The parser's record of one ``output_index``.
-
-    ``frags`` holds argument (or code) fragments; ``done_text`` the ``.done`` value;
-    ``parts`` the content/summary parts keyed by (index field, index). ``done`` is the raw
-    ``output_item.done`` item once it arrived.
-    """
-
-    __slots__ = (
-        "added",
-        "done",
-        "done_text",
-        "frag_bytes",
-        "frags",
-        "id",
-        "index",
-        "parts",
-        "type",
-    )
-
-    def __init__(self, index: int, item: dict[str, Any]) -> None:
-        self.index = index
-        self.added = item
-        self.type: str = item["type"]
-        item_id = item.get("id")
-        self.id: str | None = item_id if type(item_id) is str else None
-        self.frags: list[str] = []
-        self.frag_bytes = 0
-        self.done_text: str | None = None
-        self.parts: dict[tuple[str, int], Part] = {}
-        self.done: dict[str, Any] | None = None
+TRANSITIONS: Final[Mapping[tuple[State, str], tuple[str, State]]] = MappingProxyType(
+    {
+        (state, name): (spec.handler, nxt)
+        for name, spec in _specs().items()
+        for (state, kind), nxt in BY_KIND.items()
+        if kind == spec.kind
+    }
+)

@@ -1,4 +1,8 @@
-"""The parsed turn, its executable calls and its snapshot digest."""
+"""The parsed turn, its executable calls, its digest and the gate that releases the calls.
+
+:func:`release_calls` is the one gate: the stream parser and :func:`~._body.parse_response`
+both release through it, so a streamed turn and a non-streamed body pass the same checks.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +10,27 @@ import dataclasses
 from typing import Any
 
 from .._digest import canonical_digest
+from .._errors import CallgateError, JSONError, ProviderError, SchemaError, SequenceError
+from .._json import loads_strict
+from .._limits import Limits
 
-__all__ = ["FunctionCall", "ProviderErrorInfo", "Turn", "make_turn", "snapshot_digest"]
+__all__ = [
+    "FunctionCall",
+    "ProviderErrorInfo",
+    "Turn",
+    "completion_problem",
+    "error_info",
+    "incomplete_info",
+    "make_turn",
+    "provider_error",
+    "release_calls",
+    "turn_digest",
+]
+
+_OPT_STR = (str, type(None))
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class FunctionCall:
     """One released client function call.
 
@@ -29,13 +49,16 @@ class FunctionCall:
     caller: dict[str, Any] | None = None
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class ProviderErrorInfo:
     """What the provider said went wrong: an ``error`` event (flat or nested shape), a
-    failed Response's ``error``, or an incomplete Response's ``incomplete_details``.
+    failed Response's ``error``, an incomplete Response's ``incomplete_details``, or either
+    of those on a Response that claims to be completed.
 
-    ``source`` is ``"error_event"``, ``"response.failed"`` or ``"response.incomplete"``;
-    ``raw`` the provider's object as received.
+    ``source`` is ``"error_event"``, ``"error_field"`` (a truthy top-level ``error`` object
+    on another event), ``"response.failed"``, ``"response.incomplete"``,
+    ``"response.cancelled"`` or ``"response.completed"``; ``raw`` the provider's object as
+    received.
     """
 
     source: str
@@ -46,7 +69,7 @@ class ProviderErrorInfo:
     raw: dict[str, Any]
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Turn:
     """One model turn as parsed.
 
@@ -58,8 +81,8 @@ class Turn:
       turn with status ``completed`` whose every call passed the gate; ``()`` otherwise.
     - ``response``: the raw terminal Response (or the last lifecycle snapshot, if none).
     - ``usage``: the Response's ``usage``; ``text``: the concatenated ``output_text`` of
-      message items; ``reasoning``: the reasoning items; ``error``: what the provider
-      reported, if anything; ``baseline``: the contract revision enforced.
+      message items (``""`` when none); ``reasoning``: the reasoning items; ``error``: what
+      the provider reported, if anything; ``baseline``: the contract revision enforced.
     - ``digest``: :func:`callgate.canonical_digest` of the snapshot (response id, status,
       items, calls). Continuation builders recompute it to detect later mutation.
     """
@@ -77,13 +100,12 @@ class Turn:
     digest: str
 
 
-def snapshot_digest(
+def _snapshot_digest(
     response_id: str | None,
     status: str | None,
     items: tuple[dict[str, Any], ...],
     calls: tuple[FunctionCall, ...],
 ) -> str:
-    """The digest of a turn's canonical snapshot (raises UsageError on non-JSON values)."""
     return canonical_digest(
         {
             "response_id": response_id,
@@ -102,6 +124,12 @@ def snapshot_digest(
             ],
         }
     )
+
+
+def turn_digest(turn: Turn) -> str:
+    """Recompute the digest of ``turn``'s current snapshot (response id, status, items,
+    calls). Raises :class:`~callgate.UsageError` if it holds a non-JSON value."""
+    return _snapshot_digest(turn.response_id, turn.status, turn.items, turn.calls)
 
 
 def _output_text(items: tuple[dict[str, Any], ...]) -> str:
@@ -127,6 +155,7 @@ def make_turn(
     error: ProviderErrorInfo | None,
     baseline: str,
 ) -> Turn:
+    """Freeze a turn and seal it with its digest (values are trusted JSON)."""
     usage = response.get("usage") if response is not None else None
     return Turn(
         response_id=response_id,
@@ -139,5 +168,126 @@ def make_turn(
         reasoning=tuple(item for item in items if item.get("type") == "reasoning"),
         error=error,
         baseline=baseline,
-        digest=snapshot_digest(response_id, status, items, calls),
+        digest=_snapshot_digest(response_id, status, items, calls),
     )
+
+
+# -- what the provider reported ---------------------------------------------------------
+
+
+def error_info(source: str, raw: dict[str, Any], event: dict[str, Any] | None) -> ProviderErrorInfo:
+    """An error object's ``type``/``code``/``message``/``param`` (each a string or null:
+    :class:`SchemaError` otherwise). An ``error`` event needs its ``message``."""
+    fields = {}
+    for key in ("type", "code", "message", "param"):
+        value = raw.get(key)
+        if type(value) not in _OPT_STR:
+            raise SchemaError(f"{source} field {key!r} is not a string")
+        fields[key] = value
+    if source == "error_event" and fields["message"] is None:
+        raise SchemaError("error event lacks a string 'message'")
+    return ProviderErrorInfo(
+        source=source,
+        type=fields["type"],
+        code=fields["code"],
+        message=fields["message"],
+        param=fields["param"],
+        raw=event if event is not None else raw,
+    )
+
+
+def incomplete_info(source: str, details: dict[str, Any]) -> ProviderErrorInfo:
+    """An ``incomplete_details`` object: its ``reason`` becomes the code."""
+    reason = details.get("reason")
+    return ProviderErrorInfo(
+        source=source,
+        type="incomplete",
+        code=reason if type(reason) is str else None,
+        message="the response is incomplete",
+        param=None,
+        raw=details,
+    )
+
+
+def completion_problem(response: dict[str, Any]) -> ProviderErrorInfo | None:
+    """What a Response that claims ``completed`` still reports as wrong: a non-null
+    ``error`` or ``incomplete_details`` (each must be an object or null:
+    :class:`SchemaError` otherwise). ``None`` when it reports nothing."""
+    error, details = response.get("error"), response.get("incomplete_details")
+    for key, value in (("error", error), ("incomplete_details", details)):
+        if value is not None and type(value) is not dict:
+            raise SchemaError(f"completed response field {key!r} has type {type(value).__name__}")
+    if error is not None:
+        return error_info("response.completed", error, None)
+    if details is not None:
+        return incomplete_info("response.completed", details)
+    return None
+
+
+def provider_error(info: ProviderErrorInfo, what: str) -> ProviderError:
+    """The :class:`ProviderError` for ``info``; ``what`` says where it was reported."""
+    return ProviderError(
+        f"{what}: {info.message if info.message is not None else 'no details'}",
+        error_type=info.type,
+        error_code=info.code,
+        provider_message=info.message,
+    )
+
+
+# -- the gate ---------------------------------------------------------------------------
+
+
+def release_calls(
+    response: dict[str, Any], items: tuple[dict[str, Any], ...], *, limits: Limits
+) -> tuple[FunctionCall, ...]:
+    """The gate: the executable calls of a terminal ``response`` whose output is ``items``.
+
+    Only a Response with status ``completed`` and neither ``error`` nor
+    ``incomplete_details`` releases anything (:class:`SequenceError` for another status,
+    :class:`ProviderError` when it reports a problem). Then every ``function_call`` item
+    must be ``completed`` with a fresh ``call_id`` (:class:`SequenceError`) and arguments
+    that are a strict JSON object (:class:`JSONError` / :class:`LimitExceededError` /
+    :class:`SchemaError`, naming the call). Items passed the shape checks before.
+    """
+    status = response.get("status")
+    if status != "completed":
+        raise SequenceError(f"a response with status {status!r} releases no calls")
+    problem = completion_problem(response)
+    if problem is not None:
+        field = "error" if response.get("error") is not None else "incomplete_details"
+        raise provider_error(problem, f"the completed response carries a non-null {field!r}")
+    calls: list[FunctionCall] = []
+    seen: set[str] = set()
+    for index, item in enumerate(items):
+        if item.get("type") != "function_call":
+            continue
+        call_id, name = item["call_id"], item["name"]
+        where = f"function call {name!r} (call_id={call_id!r}, output_index={index})"
+        if item.get("status") not in (None, "completed"):
+            raise SequenceError(f"{where} has status {item.get('status')!r}")
+        if call_id in seen:
+            raise SequenceError(f"{where} repeats a call_id")
+        seen.add(call_id)
+        try:
+            arguments = loads_strict(item["arguments"], limits=limits)
+        except CallgateError as exc:
+            exc.message = f"arguments of {where}: {exc.message}"
+            exc.args = (exc.message,)
+            raise
+        if type(arguments) is not dict:
+            raise JSONError(
+                f"arguments of {where} are a JSON {type(arguments).__name__}, not an object"
+            )
+        caller = item.get("caller")
+        calls.append(
+            FunctionCall(
+                call_id=call_id,
+                name=name,
+                arguments=arguments,
+                item_id=item.get("id"),
+                output_index=index,
+                item=item,
+                caller=caller if type(caller) is dict else None,
+            )
+        )
+    return tuple(calls)

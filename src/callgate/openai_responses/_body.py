@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from .._digest import canonical_bytes
 from .._errors import (
+    STRAY_ERRORS,
     CallgateError,
     JSONError,
     LimitExceededError,
@@ -14,54 +15,67 @@ from .._errors import (
     SchemaError,
     SequenceError,
     UsageError,
+    at_boundary,
 )
+from .._fields import check_limits_and_baseline
 from .._json import loads_strict
 from .._limits import DEFAULT_LIMITS, Limits
 from ..contracts import CURRENT_REVISION
-from ._events import BASELINE_EVENTS
-from ._items import check_item, release_calls
-from ._turn import ProviderErrorInfo, Turn, make_turn
+from ._assembly import check_item
+from ._events import BASELINE_EVENTS, PROVIDER
+from ._turn import (
+    ProviderErrorInfo,
+    Turn,
+    completion_problem,
+    incomplete_info,
+    make_turn,
+    release_calls,
+)
 
 __all__ = ["parse_response"]
 
-_STRAY = (KeyError, TypeError, ValueError, IndexError, AttributeError, RecursionError)
+_CAUGHT: Final = (CallgateError, *STRAY_ERRORS)
 
 
 def parse_response(
-    obj: Mapping[str, Any],
+    obj: Mapping[str, Any] | bytes | str,
     *,
     limits: Limits = DEFAULT_LIMITS,
     baseline: str = CURRENT_REVISION,
 ) -> Turn:
     """Gate a non-streaming Response body and return its turn.
 
-    ``obj`` is validated as strict JSON and copied (later changes to it do not reach the
-    turn). Every output item passes the same checks as a streamed one. Raises
+    ``obj`` is the body as a mapping (validated as strict JSON and copied: later changes to
+    it do not reach the turn) or as its JSON text (``bytes`` or ``str``). Every output item
+    passes the same checks as a streamed one, and the calls the same gate. Raises
     :class:`~callgate.ProviderError` for status ``failed``, ``incomplete`` or
-    ``cancelled``, :class:`~callgate.SequenceError` for a Response that is not terminal
-    (``queued``/``in_progress``), :class:`~callgate.UnsupportedProviderState` /
-    :class:`~callgate.SchemaError` / :class:`~callgate.JSONError` for items and arguments
-    as the stream parser does; the error's ``turn`` holds the parsed items with no calls.
-    Raises :class:`~callgate.UsageError` if ``obj`` is not a mapping or a bad argument.
+    ``cancelled``, or a completed Response that carries an ``error`` or
+    ``incomplete_details``; :class:`~callgate.SequenceError` for a Response that is not
+    terminal (``queued``/``in_progress``); :class:`~callgate.JSONError` for invalid JSON
+    text; :class:`~callgate.UnsupportedProviderState` / :class:`~callgate.SchemaError` /
+    :class:`~callgate.JSONError` for items and arguments as the stream parser does; the
+    error's ``turn`` holds the parsed items with no calls. Raises
+    :class:`~callgate.UsageError` if ``obj`` is of another type or an argument is bad.
     """
-    if not isinstance(limits, Limits):
-        raise UsageError(f"limits must be a callgate.Limits, got {type(limits).__name__}")
-    if type(baseline) is not str or baseline not in BASELINE_EVENTS:
-        raise UsageError(f"unknown baseline {baseline!r}; expected one of the REVISIONS")
-    if not isinstance(obj, Mapping):
-        raise UsageError(f"parse_response() takes a mapping, not {type(obj).__name__}")
+    check_limits_and_baseline(limits, baseline, BASELINE_EVENTS)
+    if not isinstance(obj, bytes | bytearray | memoryview | str | Mapping):
+        raise UsageError(
+            f"parse_response() takes a mapping, bytes or str, not {type(obj).__name__}"
+        )
     state: dict[str, Any] = {"items": (), "response": None, "error": None}
     try:
-        try:
-            data = canonical_bytes(dict(obj))
-        except UsageError as exc:
-            raise JSONError(f"response is not a JSON value: {exc.message}") from None
+        data: bytes | bytearray | memoryview | str
+        if not isinstance(obj, Mapping):
+            data = obj
+        else:
+            try:
+                data = canonical_bytes(dict(obj))
+            except UsageError as exc:
+                raise JSONError(f"response is not a JSON value: {exc.message}") from None
         return _gate(loads_strict(data, limits=limits), limits, baseline, state)
-    except CallgateError as exc:
-        raise _attach(exc, state, baseline) from None
-    except _STRAY as exc:
-        err = SchemaError(f"malformed response ({type(exc).__name__}: {str(exc)[:200]})")
-        raise _attach(err, state, baseline) from exc
+    except _CAUGHT as exc:
+        err = at_boundary(exc, provider=PROVIDER, partial_turn=lambda: _partial(state, baseline))
+        raise err from (None if err is exc else exc)
 
 
 def _gate(response: Any, limits: Limits, baseline: str, state: dict[str, Any]) -> Turn:
@@ -107,7 +121,8 @@ def _gate(response: Any, limits: Limits, baseline: str, state: dict[str, Any]) -
             bound=limits.max_calls_per_turn,
             observed=n_calls,
         )
-    calls = release_calls(items, limits)
+    state["error"] = completion_problem(response)  # the gate refuses it, if any
+    calls = release_calls(response, items, limits=limits)
     return make_turn(
         response_id=rid,
         status=status,
@@ -122,44 +137,31 @@ def _gate(response: Any, limits: Limits, baseline: str, state: dict[str, Any]) -
 def _info(response: dict[str, Any], status: str) -> ProviderErrorInfo:
     if status == "incomplete":
         raw = response.get("incomplete_details")
-        raw = raw if type(raw) is dict else {}
-        reason = raw.get("reason")
-        return ProviderErrorInfo(
-            "response.incomplete",
-            "incomplete",
-            reason if type(reason) is str else None,
-            "the response is incomplete",
-            None,
-            raw,
-        )
+        return incomplete_info("response.incomplete", raw if type(raw) is dict else {})
     raw = response.get("error")
     raw = raw if type(raw) is dict else {}
     code, message = raw.get("code"), raw.get("message")
     return ProviderErrorInfo(
-        f"response.{status}",
-        status,
-        code if type(code) is str else None,
-        message if type(message) is str else None,
-        None,
-        raw,
+        source=f"response.{status}",
+        type=status,
+        code=code if type(code) is str else None,
+        message=message if type(message) is str else None,
+        param=None,
+        raw=raw,
     )
 
 
-def _attach(exc: CallgateError, state: dict[str, Any], baseline: str) -> CallgateError:
-    if exc.provider is None:
-        exc.provider = "openai"
-    if exc.turn is None:
-        response = state["response"]
-        try:
-            exc.turn = make_turn(
-                response_id=response.get("id") if type(response) is dict else None,
-                status=response.get("status") if type(response) is dict else None,
-                items=state["items"],
-                calls=(),
-                response=response,
-                error=state["error"],
-                baseline=baseline,
-            )
-        except CallgateError:
-            exc.turn = None
-    return exc
+def _partial(state: dict[str, Any], baseline: str) -> Turn | None:
+    response = state["response"]
+    try:
+        return make_turn(
+            response_id=response.get("id") if type(response) is dict else None,
+            status=response.get("status") if type(response) is dict else None,
+            items=state["items"],
+            calls=(),
+            response=response,
+            error=state["error"],
+            baseline=baseline,
+        )
+    except CallgateError:
+        return None

@@ -1,0 +1,183 @@
+"""The transition handlers: one ``_on_<x>`` per row of ``_state.TRANSITIONS``.
+
+:class:`Handlers` checks what an event says about the stream (indexes, the message's
+identity, usage that only grows, one stop reason) and hands the content to its
+:class:`~._assembly.Assembly`. The parser holds one ``Handlers`` and binds the table's
+handler names to it; a handler returns ``None`` (the table's next state stands) or a
+:class:`State` that overrides it (only ``message_start``, for a complete message).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._errors import ProviderError, SchemaError, SequenceError, UnsupportedProviderState
+from .._fields import need_str
+from . import _events as ev
+from ._assembly import DELTA_FIELDS, Assembly, check_delta_field
+from ._state import State
+
+__all__ = ["Handlers"]
+
+# Message fields a message_delta.delta may not carry (usage comes from the event's `usage`).
+_PROTECTED = frozenset({"id", "role", "model", "content", "usage"})
+_EVENT_KEYS = frozenset({"type", "delta", "usage"})
+_USAGE_COUNTERS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
+class Handlers:
+    """The handlers named in ``TRANSITIONS``, over one :class:`Assembly`. Not public."""
+
+    __slots__ = ("_a",)
+
+    def __init__(self, assembly: Assembly) -> None:
+        self._a = assembly
+
+    def _on_ping(self, obj: dict[str, Any]) -> None:
+        pass
+
+    def _on_error(self, obj: dict[str, Any]) -> None:
+        error = obj.get("error")
+        error = error if type(error) is dict else {}
+        etype, message = error.get("type"), error.get("message")
+        details = error.get("details")
+        code = details.get("error_code") if type(details) is dict else None
+        etype = etype if type(etype) is str else None
+        message = message if type(message) is str else None
+        raise ProviderError(
+            f"provider error in stream: {etype}: {message}",
+            error_type=etype,
+            error_code=code if type(code) is str else None,
+            provider_message=message,
+        )
+
+    def _on_message_start(self, obj: dict[str, Any]) -> State | None:
+        m = obj.get("message")
+        if type(m) is not dict:
+            raise SchemaError("message_start.message is not an object")
+        need_str(m, "id", "message", empty=False)
+        need_str(m, "model", "message", empty=False)
+        if m.get("type") != "message" or m.get("role") != "assistant":
+            raise SchemaError("message_start.message must have type 'message', role 'assistant'")
+        content = m.get("content")
+        if type(content) is not list:
+            raise SchemaError("message_start.message.content is not a list")
+        for key in ("stop_reason", "stop_sequence", "stop_details", "container"):
+            check_delta_field(m, key, "message_start.message")
+        usage = m.get("usage")
+        if type(usage) is not dict:
+            raise SchemaError("message_start.message.usage is not an object")
+        for key in ("input_tokens", "output_tokens"):
+            if type(usage.get(key)) is not int:
+                raise SchemaError(f"message_start usage.{key} is not an int")
+        message = {k: v for k, v in m.items() if k != "content"}
+        message.setdefault("stop_reason", None)
+        message.setdefault("stop_sequence", None)
+        self._a.message = message
+        if not content and message["stop_reason"] is None:
+            return None
+        return self._start_complete(content, message["stop_reason"])
+
+    def _start_complete(self, content: list[Any], reason: str | None) -> State:
+        """A message_start that carries the finished message (the follow-up responses of a
+        programmatic tool-calling loop): accept it only when it is self-consistent."""
+        if reason is None:
+            raise SchemaError("message_start.message holds content blocks but no stop_reason")
+        if reason not in ev.STOP_REASONS[self._a.baseline]:
+            raise UnsupportedProviderState(
+                f"message_start carries a complete message with unknown stop_reason {reason!r:.80}"
+            )
+        # Each block goes through the same checks as a streamed block without deltas.
+        for index, block in enumerate(content):
+            self._on_block_start({"index": index, "content_block": block})
+            self._on_block_stop({"index": index})
+        return State.COMPLETE
+
+    def _on_block_start(self, obj: dict[str, Any]) -> None:
+        self._a.open_block_at(obj.get("index"), obj.get("content_block"))
+
+    def _on_block_delta(self, obj: dict[str, Any]) -> None:
+        a = self._a
+        index = obj.get("index")
+        if type(index) is not int or index != a.open_index:
+            raise SequenceError(
+                f"content_block_delta for index {index!r}; the open block is {a.open_index}"
+            )
+        delta = obj.get("delta")
+        if type(delta) is not dict:
+            raise SchemaError("content_block_delta.delta is not an object")
+        dtype = delta.get("type")
+        handler = a.open_deltas.get(dtype) if type(dtype) is str else None
+        if handler is None:
+            a.bad_delta(dtype)
+        handler(delta)
+
+    def _on_block_stop(self, obj: dict[str, Any]) -> None:
+        index = obj.get("index")
+        if type(index) is not int or index != self._a.open_index:
+            raise SequenceError(
+                f"content_block_stop for index {index!r}; the open block is {self._a.open_index}"
+            )
+        self._a.close_block()
+
+    def _on_message_delta(self, obj: dict[str, Any]) -> None:
+        """Message fields come from ``delta`` only, usage from ``usage`` only; every other
+        key (top level, or unknown inside ``delta``) is kept in the turn's telemetry and
+        never reaches the message, so it cannot change what the gate decides."""
+        delta, usage = obj.get("delta"), obj.get("usage")
+        if type(delta) is not dict:
+            raise SchemaError("message_delta.delta is not an object")
+        if type(usage) is not dict:
+            raise SchemaError("message_delta.usage is not an object")
+        message = self._message()
+        current = message["usage"]
+        _check_usage(usage, current["output_tokens"])
+        if not _PROTECTED.isdisjoint(delta):
+            raise SchemaError("message_delta may not change the message's identity or content")
+        for key in DELTA_FIELDS:
+            check_delta_field(delta, key, "message_delta.delta")
+        reason = delta.get("stop_reason")
+        earlier = message["stop_reason"]
+        if reason is not None and earlier is not None and earlier != reason:
+            raise SequenceError(f"stop_reason changed from {earlier!r} to {reason!r:.80}")
+        # Cumulative values overwrite; a null never erases what an earlier event set.
+        unknown: dict[str, Any] = {}
+        for key, value in delta.items():
+            if value is None or key == "type":
+                continue
+            if key in DELTA_FIELDS:
+                message[key] = value
+            else:
+                unknown[key] = value
+        for key, value in usage.items():
+            if value is not None:
+                current[key] = value
+        telemetry = self._a.telemetry
+        if unknown:
+            telemetry.setdefault("delta", {}).update(unknown)
+        for key, value in obj.items():
+            if key not in _EVENT_KEYS and value is not None:
+                telemetry[key] = value
+
+    def _on_message_stop(self, obj: dict[str, Any]) -> None:
+        # Like the SDK, message_stop carries nothing; its other keys are not read.
+        if self._message()["stop_reason"] is None:
+            raise SequenceError("message_stop before any stop_reason")
+
+    def _message(self) -> dict[str, Any]:
+        message = self._a.message
+        if message is None:  # pragma: no cover - the table only gets here after message_start
+            raise SequenceError("no message_start")
+        return message
+
+
+def _check_usage(usage: dict[str, Any], output_tokens: int) -> None:
+    out = usage.get("output_tokens")
+    if type(out) is not int:
+        raise SchemaError("message_delta usage.output_tokens is not an int")
+    if out < output_tokens:
+        raise SequenceError(f"usage.output_tokens went down from {output_tokens} to {out}")
+    for key in _USAGE_COUNTERS:
+        value = usage.get(key)
+        if value is not None and type(value) is not int:
+            raise SchemaError(f"message_delta usage.{key} is not an int")
