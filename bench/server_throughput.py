@@ -76,7 +76,7 @@ def script() -> Any:
 
 def turn_bytes() -> list[bytes]:
     """The frames the mock sends for the benchmark turn (for the bare endpoints)."""
-    from callgate.mock._respond import render
+    from callgate.mock._render_turn import render
 
     turn = script().conversations["default"][0]
     rendered = render(turn, seed=1, conversation="default", turn_number=0, stream=True, model=MODEL)

@@ -13,7 +13,7 @@ import pytest
 from callgate import _demo
 from callgate.cli import main
 from callgate.mock import ScriptBuilder, call
-from callgate.mock._respond import render
+from callgate.mock._render_turn import render
 
 
 def test_demo_runs_every_scenario_and_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from ._errors import CallgateError
 from ._ledger_cli import add_ledger_parser
+from ._protocols import PROTOCOLS, room
+from .contracts import CURRENT_REVISION, REVISIONS
 
 __all__ = ["main"]
 
@@ -41,13 +43,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from . import anthropic_messages, gemini_interactions, openai_responses
-
-    module = {
-        "openai_responses": openai_responses,
-        "anthropic_messages": anthropic_messages,
-        "gemini_interactions": gemini_interactions,
-    }[args.protocol]
+    module = room(args.protocol)
     data = Path(args.stream).read_bytes()
     try:
         turn = module.parse_stream(data, baseline=args.baseline)
@@ -74,11 +70,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     check.add_argument(
         "--protocol",
         required=True,
-        choices=["openai_responses", "anthropic_messages", "gemini_interactions"],
+        choices=PROTOCOLS,
     )
-    check.add_argument("--baseline", default="2026-11", choices=["2026-07-21", "2026-11"])
+    check.add_argument("--baseline", default=CURRENT_REVISION, choices=REVISIONS)
     check.set_defaults(func=_check)
     add_ledger_parser(sub)
+    from ._recording_cli import register
+
+    register(sub, serve=serve, check=check)  # record, drift, serve --recordings, check --drift
     args = parser.parse_args(argv)
     try:
         code: int = args.func(args)

@@ -153,7 +153,7 @@ SPEC = [{"type": "function_call", "id": "c1", "name": "get_weather", "arguments"
 
 
 def test_render_of_an_unstored_stream_sends_empty_ids_and_no_event_ids() -> None:
-    events = render.render_turn(
+    events = render.render_events(
         interaction_id=None, model="m", steps=SPEC, status="requires_action"
     )
     assert events[0]["interaction"]["id"] == ""
@@ -168,12 +168,10 @@ def test_render_of_an_unstored_stream_sends_empty_ids_and_no_event_ids() -> None
 
 
 def test_render_of_an_unstored_body_has_no_id() -> None:
-    body = render.render_interaction(
-        interaction_id=None, model="m", steps=SPEC, status="requires_action"
-    )
+    body = render.render_body(interaction_id=None, model="m", steps=SPEC, status="requires_action")
     assert "id" not in body
     assert parse_interaction(body, source="create").interaction_id is None
-    stored = render.render_interaction(
+    stored = render.render_body(
         interaction_id="int-1", model="m", steps=SPEC, status="requires_action"
     )
     assert stored["id"] == "int-1"

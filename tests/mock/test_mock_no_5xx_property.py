@@ -26,11 +26,12 @@ from hypothesis import strategies as st
 
 from callgate.mock import PROTOCOLS, Script, ScriptError, _faults, create_app
 from callgate.mock._faults_spec import HTTP_STATUSES, MAX_PACING_MS, MAX_RETRY_AFTER
-from callgate.mock._script import MAX_SEED, MAX_TOKENS, OPENAI_STATUSES
+from callgate.mock._providers import provider
+from callgate.mock._script import MAX_SEED, MAX_TOKENS
 from callgate.sse import SSEDecoder
 
 _STATUSES = {
-    "openai_responses": st.sampled_from(OPENAI_STATUSES),
+    "openai_responses": st.sampled_from(provider("openai_responses").statuses or ()),
     "anthropic_messages": st.sampled_from(["end_turn", "tool_use", "max_tokens", "refusal"])
     | st.text(max_size=8),
     "gemini_interactions": st.sampled_from(

@@ -87,7 +87,7 @@ def test_mock_render_still_sends_name_on_done_under_2026_07_21() -> None:
     """Both shapes are valid under 2026-07-21: the mock keeps the SDK type's ``name``."""
     spec = {"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "f", "arguments": "{}"}
     for baseline, named in ((OLD, True), ("2026-11", False)):
-        events = _render.render_turn(
+        events = _render.render_events(
             response_id="resp_1", model="m", items=[spec], status="completed", baseline=baseline
         )
         done = [e for e in events if e["type"] == "response.function_call_arguments.done"]

@@ -1,4 +1,9 @@
-"""Scripted turn -> Anthropic Messages wire events (used by the demo and the mock server).
+"""Scripted turn -> Anthropic Messages wire events: the writer seam of the mock.
+
+The seam every room's ``_render`` declares: :func:`render_events` (the stream as wire event
+dicts), :func:`render_stream` (those events as SSE bytes), :func:`render_body` (the
+non-streaming body), :func:`render_error_event` (the in-stream error event) and
+:func:`encode_sse`. Only ``callgate.mock._providers`` imports it.
 
 Follows the documented order: ``message_start``, per block ``content_block_start`` →
 deltas → ``content_block_stop``, ``message_delta`` (stop reason, cumulative usage),
@@ -19,7 +24,13 @@ from ..sse import encode_json_events
 Splitter = Callable[[str], list[str]]
 """Turns a text into the pieces streamed as deltas (a chunk plan)."""
 
-__all__ = ["encode_sse", "render_message", "render_turn"]
+__all__ = [
+    "encode_sse",
+    "render_body",
+    "render_error_event",
+    "render_events",
+    "render_stream",
+]
 
 
 def _whole(text: str) -> list[str]:
@@ -44,16 +55,24 @@ def _final_block(spec: Mapping[str, Any]) -> dict[str, Any]:
     raise UsageError(f"cannot render a content block of type {kind!r}")
 
 
-def render_message(
+def _usage(usage: Mapping[str, int] | None) -> dict[str, int]:
+    given = dict(usage or {})
+    return {
+        "input_tokens": given.get("input_tokens", 12),
+        "output_tokens": given.get("output_tokens", 34),
+    }
+
+
+def render_body(
     *,
     message_id: str,
     model: str,
     blocks: Sequence[Mapping[str, Any]],
     stop_reason: str | None,
-    input_tokens: int = 12,
-    output_tokens: int = 34,
+    usage: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
-    """The Message object (non-streaming body). ``tool_use`` specs need valid JSON input."""
+    """The Message object (non-streaming body). ``tool_use`` specs need valid JSON input.
+    ``usage``: ``input_tokens`` / ``output_tokens`` (12 and 34 when not given)."""
     return {
         "id": message_id,
         "type": "message",
@@ -62,11 +81,11 @@ def render_message(
         "content": [_final_block(spec) for spec in blocks],
         "stop_reason": stop_reason,
         "stop_sequence": None,
-        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+        "usage": _usage(usage),
     }
 
 
-def render_turn(
+def render_events(
     *,
     message_id: str,
     model: str,
@@ -74,8 +93,7 @@ def render_turn(
     stop_reason: str,
     split: Splitter = _whole,
     ping_every: int | None = None,
-    input_tokens: int = 12,
-    output_tokens: int = 34,
+    usage: Mapping[str, int] | None = None,
 ) -> list[dict[str, Any]]:
     """Wire events (dicts) for one scripted assistant message.
 
@@ -83,7 +101,8 @@ def render_turn(
     "signature"}``, ``{"type": "redacted_thinking", "data"}``, ``{"type": "tool_use", "id",
     "name", "input_json"}`` (the exact JSON text streamed as ``partial_json``; it may be
     cut short to script a ``max_tokens`` truncation). ``ping_every=n`` inserts a ``ping``
-    after every n-th event. Raises :class:`UsageError` for an unknown block type.
+    after every n-th event; ``usage`` as for :func:`render_body`. Raises
+    :class:`UsageError` for an unknown block type.
     """
     events: list[dict[str, Any]] = []
 
@@ -92,13 +111,13 @@ def render_turn(
         if ping_every and len(events) % ping_every == 0:
             events.append({"type": "ping"})
 
-    start = render_message(
+    tokens = _usage(usage)
+    start = render_body(
         message_id=message_id,
         model=model,
         blocks=(),
         stop_reason=None,
-        input_tokens=input_tokens,
-        output_tokens=1,
+        usage={"input_tokens": tokens["input_tokens"], "output_tokens": 1},
     )
     emit({"type": "message_start", "message": start})
     for index, spec in enumerate(blocks):
@@ -126,7 +145,7 @@ def render_turn(
         {
             "type": "message_delta",
             "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-            "usage": {"output_tokens": output_tokens},
+            "usage": {"output_tokens": tokens["output_tokens"]},
         }
     )
     emit({"type": "message_stop"})
@@ -139,6 +158,21 @@ def _start(index: int, block: dict[str, Any]) -> dict[str, Any]:
 
 def _delta(index: int, delta: dict[str, Any]) -> dict[str, Any]:
     return {"type": "content_block_delta", "index": index, "delta": delta}
+
+
+def render_stream(**turn: Any) -> bytes:
+    """:func:`render_events` encoded as the SSE body (same keywords)."""
+    return encode_sse(render_events(**turn))
+
+
+def render_error_event(
+    *, message: str | None = None, error_type: str = "overloaded_error", code: str | None = None
+) -> dict[str, Any]:
+    """The in-stream ``error`` event; ``code`` goes to ``error.details.error_code``."""
+    error: dict[str, Any] = {"type": error_type, "message": message or "Overloaded"}
+    if code is not None:
+        error["details"] = {"error_code": code}
+    return {"type": "error", "error": error}
 
 
 def encode_sse(events: Sequence[Mapping[str, Any]]) -> bytes:

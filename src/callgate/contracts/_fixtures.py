@@ -17,6 +17,14 @@ Layers (``layer`` in the metadata) say what the ``.sse`` file holds:
 - ``event-dicts``: one JSON object per line (decoded wire events), ``\\n``-separated; no
   blank lines except the single newline that ends the file.
 - ``json-body``: exactly one JSON object (a non-streaming response body).
+- ``recorded``: the bytes a real exchange carried, exactly as received (a stream, possibly
+  cut short, or a body), captured by :mod:`callgate.recording`. The metadata's
+  ``recording`` object holds the redacted request, the response status, kept headers and
+  chunk timing, the SDK that sent it and the model. ``api_version`` is what was observed
+  (a header or a path segment), so it is not required to equal the baseline's; everything
+  else is checked as for the other layers. The bytes are not decoded at load time (a
+  truncated stream is a valid recording); :meth:`Fixture.events` / :meth:`Fixture.body`
+  decode them on demand by ``recording.response.streamed``.
 
 All JSON goes through :func:`callgate._json.loads_strict`. Any failure is a
 :class:`~callgate.ContractError` naming the file (a bad source URL is its subclass
@@ -42,7 +50,7 @@ from ._urls import validate_source_url
 
 __all__ = ["LAYERS", "Fixture", "load_fixture", "load_fixtures"]
 
-LAYERS: tuple[str, ...] = ("wire-sse", "event-dicts", "json-body")
+LAYERS: tuple[str, ...] = ("wire-sse", "event-dicts", "json-body", "recorded")
 DONE = "[DONE]"
 _REQUIRED = frozenset(
     {
@@ -56,7 +64,8 @@ _REQUIRED = frozenset(
         "source_urls",
     }
 )
-_OPTIONAL = frozenset({"description", "expected"})
+_OPTIONAL = frozenset({"description", "expected", "recording"})
+_RECORDING_KEYS = frozenset({"request", "response", "sdk", "model", "recorded_at", "schema_hash"})
 _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 WireEvent: TypeAlias = tuple[str | None, dict[str, Any] | str]
@@ -86,6 +95,19 @@ class Fixture:
     description: str | None
     expected_raw: dict[str, Any] | None = dataclasses.field(repr=False, hash=False)
     data: bytes = dataclasses.field(repr=False)
+    recording_raw: dict[str, Any] | None = dataclasses.field(default=None, repr=False, hash=False)
+
+    @property
+    def recording(self) -> dict[str, Any] | None:
+        """For ``recorded``: a deep copy of the metadata's ``recording`` object."""
+        return copy.deepcopy(self.recording_raw)
+
+    @property
+    def streamed(self) -> bool:
+        """Whether the bytes are an event stream (``recorded``: as captured; else by layer)."""
+        if self.recording_raw is not None:
+            return bool(self.recording_raw["response"]["streamed"])
+        return self.layer in ("wire-sse", "event-dicts")
 
     @property
     def expected(self) -> dict[str, Any] | None:
@@ -93,8 +115,10 @@ class Fixture:
         return copy.deepcopy(self.expected_raw)
 
     def wire_events(self) -> list[WireEvent]:
-        """For ``wire-sse``: ``(event name or None, JSON object or "[DONE]")`` per event."""
-        self._require_layer("wire-sse")
+        """For ``wire-sse`` (and a streamed ``recorded``): ``(event name or None, JSON object
+        or "[DONE]")`` per event."""
+        if not (self.layer == "recorded" and self.streamed):
+            self._require_layer("wire-sse")
         return _decode_wire(self.data, self.path_sse)
 
     def event_dicts(self) -> list[dict[str, Any]]:
@@ -104,15 +128,16 @@ class Fixture:
 
     def events(self) -> list[WireEvent] | list[dict[str, Any]]:
         """The decoded events: :meth:`wire_events` or :meth:`event_dicts` by layer."""
-        if self.layer == "wire-sse":
+        if self.layer == "wire-sse" or (self.layer == "recorded" and self.streamed):
             return self.wire_events()
         if self.layer == "event-dicts":
             return self.event_dicts()
         raise UsageError(f"fixture {self.name!r} is a json-body fixture; use body()")
 
     def body(self) -> dict[str, Any]:
-        """For ``json-body``: the response body object."""
-        self._require_layer("json-body")
+        """For ``json-body`` (and an unstreamed ``recorded``): the response body object."""
+        if not (self.layer == "recorded" and not self.streamed):
+            self._require_layer("json-body")
         return _decode_body(self.data, self.path_sse)
 
     def _require_layer(self, layer: str) -> None:
@@ -261,15 +286,15 @@ def load_fixture(path: str | os.PathLike[str], *, allow_local_source_urls: bool 
             f"{path_json}: provider {provider!r} does not match {family} ({baseline.provider!r})"
         )
     api_version = _str_field(meta, "api_version", path_json)
-    if api_version != baseline.api_version:
+    layer = _str_field(meta, "layer", path_json)
+    if layer not in LAYERS:
+        raise ContractError(f"{path_json}: layer {layer!r} is not one of {LAYERS}")
+    recording = _check_recording(meta, layer, path_json)
+    if layer != "recorded" and api_version != baseline.api_version:
         raise ContractError(
             f"{path_json}: api_version {api_version!r} is wrong for {family} at revision "
             f"{revision} (expected {baseline.api_version!r})"
         )
-    layer = _str_field(meta, "layer", path_json)
-    if layer not in LAYERS:
-        raise ContractError(f"{path_json}: layer {layer!r} is not one of {LAYERS}")
-
     sdk = meta["sdk_baseline"]
     if type(sdk) is not dict or set(sdk) != {"name", "version"}:
         raise ContractError(f"{path_json}: sdk_baseline must be {{'name': ..., 'version': ...}}")
@@ -305,8 +330,10 @@ def load_fixture(path: str | os.PathLike[str], *, allow_local_source_urls: bool 
         _decode_wire(data, path_sse)
     elif layer == "event-dicts":
         _decode_lines(data, path_sse)
-    else:
+    elif layer == "json-body":
         _decode_body(data, path_sse)
+    elif recording is not None:
+        _check_chunk_total(recording, data, path_json)
 
     return Fixture(
         name=name,
@@ -324,7 +351,60 @@ def load_fixture(path: str | os.PathLike[str], *, allow_local_source_urls: bool 
         description=description,
         expected_raw=expected,
         data=data,
+        recording_raw=recording,
     )
+
+
+def _check_recording(meta: dict[str, Any], layer: str, path: Path) -> dict[str, Any] | None:
+    """The ``recording`` object: required for the ``recorded`` layer, refused elsewhere."""
+    recording = meta.get("recording")
+    if layer != "recorded":
+        if recording is not None:
+            raise ContractError(f"{path}: only a 'recorded' fixture has a 'recording' object")
+        return None
+    if type(recording) is not dict or not {"request", "response"} <= set(recording):
+        raise ContractError(f"{path}: a recorded fixture needs recording.request and .response")
+    unknown = sorted(set(recording) - _RECORDING_KEYS)
+    if unknown:
+        raise ContractError(f"{path}: unknown recording keys {unknown}")
+    request, response = recording["request"], recording["response"]
+    if type(request) is not dict or type(request.get("method")) is not str:
+        raise ContractError(f"{path}: recording.request needs a string 'method'")
+    if type(request.get("url")) is not str:
+        raise ContractError(f"{path}: recording.request needs a string 'url'")
+    if type(response) is not dict or type(response.get("status")) is not int:
+        raise ContractError(f"{path}: recording.response needs an integer 'status'")
+    if type(response.get("streamed")) is not bool:
+        raise ContractError(f"{path}: recording.response needs a boolean 'streamed'")
+    for part, where in ((request, "request"), (response, "response")):
+        headers = part.get("headers", [])
+        if type(headers) is not list or any(
+            type(h) is not list or len(h) != 2 or any(type(x) is not str for x in h)
+            for h in headers
+        ):
+            raise ContractError(f"{path}: recording.{where}.headers must be [name, value] pairs")
+    chunks = response.get("chunks", [])
+    if type(chunks) is not list or any(
+        type(c) is not list
+        or len(c) != 2
+        or type(c[0]) is not int
+        or c[0] < 0
+        or type(c[1]) not in (int, float)
+        or c[1] < 0
+        for c in chunks
+    ):
+        raise ContractError(f"{path}: recording.response.chunks must be [bytes, ms] pairs")
+    return recording
+
+
+def _check_chunk_total(recording: dict[str, Any], data: bytes, path: Path) -> None:
+    """The chunk sizes of a recording add up to its bytes (when it has timing at all)."""
+    chunks = recording["response"].get("chunks", [])
+    if chunks and sum(c[0] for c in chunks) != len(data):
+        raise ContractError(
+            f"{path}: recording.response.chunks add up to {sum(c[0] for c in chunks)} bytes, "
+            f"the .sse file has {len(data)}"
+        )
 
 
 def load_fixtures(

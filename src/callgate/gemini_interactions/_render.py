@@ -1,4 +1,9 @@
-"""Scripted turn -> Gemini Interactions v1 wire events (used by the demo and the mock server).
+"""Scripted turn -> Gemini Interactions v1 wire events: the writer seam of the mock.
+
+The seam every room's ``_render`` declares: :func:`render_events` (the stream as wire event
+dicts), :func:`render_stream` (those events as SSE bytes), :func:`render_body` (the
+non-streaming body), :func:`render_error_event` (the in-stream error event) and
+:func:`encode_sse`. Only ``callgate.mock._providers`` imports it.
 
 Order as in the documented REST stream: ``interaction.created`` →
 ``interaction.status_update`` → per step ``step.start`` / ``step.delta``* / ``step.stop`` →
@@ -26,7 +31,13 @@ from ..sse import encode_json_events
 Splitter = Callable[[str], list[str]]
 """Turns a text into the pieces streamed as deltas (a chunk plan)."""
 
-__all__ = ["encode_sse", "render_interaction", "render_turn"]
+__all__ = [
+    "encode_sse",
+    "render_body",
+    "render_error_event",
+    "render_events",
+    "render_stream",
+]
 
 _CREATED_AT = "2026-01-01T00:00:00Z"
 
@@ -65,7 +76,7 @@ def _usage(usage: Mapping[str, int] | None) -> dict[str, int]:
     return {"total_input_tokens": inp, "total_output_tokens": out, "total_tokens": inp + out}
 
 
-def render_interaction(
+def render_body(
     *,
     interaction_id: str | None,
     model: str,
@@ -88,7 +99,7 @@ def render_interaction(
     }
 
 
-def render_turn(
+def render_events(
     *,
     interaction_id: str | None,
     model: str,
@@ -171,6 +182,20 @@ def _round_robin(streams: list[tuple[int, Iterator[str]]]) -> Iterator[tuple[int
                 yield index, piece
                 still.append((index, pieces))
         live = still
+
+
+def render_stream(**turn: Any) -> bytes:
+    """:func:`render_events` encoded as the SSE body (same keywords)."""
+    return encode_sse(render_events(**turn))
+
+
+def render_error_event(
+    *, message: str | None = None, code: str = "INTERNAL", event_id: str | None = None
+) -> dict[str, Any]:
+    """The in-stream ``error`` event (``event_id`` when the stream carries ids)."""
+    error = {"code": code, "message": message or "Internal error."}
+    head = {} if event_id is None else {"event_id": event_id}
+    return {"event_type": "error", **head, "error": error}
 
 
 def encode_sse(events: Sequence[Mapping[str, Any]]) -> bytes:

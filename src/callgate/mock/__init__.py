@@ -4,10 +4,12 @@ Needs the ``server`` extra (Starlette + uvicorn): ``pip install 'callgate[server
 """
 
 from ._app import create_app
+from ._http import CONVERSATION_HEADER, TEST_ID_HEADER
 from ._journal import Journal, JournalEntry
-from ._script import PROTOCOLS, Script, ScriptBuilder, ScriptError, ScriptTurn, call, load_script
+from ._providers import PROTOCOLS
+from ._script import Script, ScriptBuilder, ScriptError, ScriptTurn, call, load_script
 from ._server import MockServer, serve_forever
-from ._state import CONVERSATION_HEADER, TEST_ID_HEADER, Mismatch, MockState, Served, Session
+from ._state import Mismatch, MockState, Served, Session
 from ._validate import CHECKS as VALIDATION_CHECKS
 
 __all__ = [

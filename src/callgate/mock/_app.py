@@ -1,8 +1,10 @@
 """The mock provider as a small ASGI app (Starlette), composed from plain functions.
 
-Each provider route runs one pipeline: journal → runtime faults → credentials → body →
-scripted HTTP faults → stored-state references → provider-native validation → script
-match → render → store → stream (with stream faults) → journal. Every request consumes
+Each provider route (its provider's :class:`~._providers.Endpoint`) runs one pipeline:
+journal → runtime faults → credentials → body → then the stages of ``_STAGES``: scripted
+HTTP faults → native checks (stored-object references first, then the provider's
+continuation rules) → script match, render, store and stream (with stream faults) →
+journal. Every request consumes
 the next turn of its conversation in its session; a request that matches no turn gets
 HTTP 400 in the provider's own error shape naming each mismatch, and it is recorded.
 
@@ -16,7 +18,7 @@ and methods get a JSON 404/405 naming the routes served, all in the provider's s
 from __future__ import annotations
 
 import asyncio
-import json
+import dataclasses
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
@@ -28,103 +30,36 @@ from starlette.routing import Route
 
 from .._errors import CallgateError
 from .._json import loads_strict
-from . import _faults, _store, _validate
+from . import _control, _faults, _store, _validate
 from ._guard import (
     BodyTooLargeError,
     HostCheck,
     error,
     host_is_loopback,
-    protocol_of,
     read_body,
     route_names,
 )
+from ._http import (
+    SSE_HEADERS,
+    TEST_ID_HEADER,
+    Reply,
+    begin_entry,
+    reply_response,
+)
 from ._journal import JournalEntry
-from ._respond import Reply, error_body
-from ._script import Script
-from ._state import CONVERSATION_HEADER, TEST_ID_HEADER, Mismatch, MockState, Session
+from ._providers import PROTOCOLS, protocol_of, provider
+from ._script import Script, ScriptTurn
+from ._state import Mismatch, MockState, Session
 
 __all__ = ["MAX_BODY_BYTES", "MockApp", "create_app", "host_is_loopback"]
 
 MAX_BODY_BYTES = 32 * 1024 * 1024
 
 
-# -- authentication, per provider -----------------------------------------------------------
-
-
-def _bearer(request: Request) -> bool:
-    value = request.headers.get("authorization", "")
-    return value.startswith("Bearer ") and len(value) > len("Bearer ")
-
-
-def _auth_openai(request: Request) -> Reply | None:
-    if _bearer(request):
-        return None
-    message = "You didn't provide an API key. Send it as 'Authorization: Bearer <key>'."
-    return Reply(401, error_body("openai_responses", 401, message))
-
-
-def _auth_azure(request: Request) -> Reply | None:
-    if request.headers.get("api-key") or _bearer(request):
-        return None
-    message = "Access denied due to missing subscription key or Bearer token."
-    return Reply(401, error_body("openai_responses", 401, message))
-
-
-def _auth_anthropic(request: Request) -> Reply | None:
-    if not (request.headers.get("x-api-key") or _bearer(request)):
-        return Reply(401, error_body("anthropic_messages", 401, "x-api-key header is required"))
-    if not request.headers.get("anthropic-version"):
-        message = "anthropic-version: header is required"
-        return Reply(400, error_body("anthropic_messages", 400, message))
-    return None
-
-
-def _auth_gemini(request: Request) -> Reply | None:
-    if request.headers.get("x-goog-api-key") or request.query_params.get("key"):
-        return None
-    message = "Method doesn't allow unregistered callers. Please use an API key."
-    return Reply(401, error_body("gemini_interactions", 401, message))
-
-
-# -- the pipeline ------------------------------------------------------------------------------
-
-_SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
-
-
-def reply_response(entry: JournalEntry, reply: Reply, outcome: str) -> Response:
-    """Journal ``reply`` and turn it into a JSON response."""
-    entry.close(reply.status, reply.body, outcome)
-    return JSONResponse(reply.body, status_code=reply.status, headers=reply.headers)
-
-
-def begin_entry(
-    request: Request, state: MockState, protocol: str | None, test_id: str | None = None
-) -> JournalEntry:
-    # Read the raw ASGI scope: building Starlette's URL object twice per request showed up
-    # as the largest single cost of the journal.
-    scope = request.scope
-    headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
-    return state.journal.begin(
-        test_id=test_id if test_id is not None else headers.get(TEST_ID_HEADER, "default"),
-        conversation=headers.get(CONVERSATION_HEADER, "default"),
-        protocol=protocol,
-        method=scope["method"],
-        path=scope["path"],
-        query=scope["query_string"].decode("latin-1"),
-        headers=headers,
-        body=None,
-    )
-
-
 def too_large(protocol: str | None, entry: JournalEntry, limit: int) -> Response:
     """The journaled 413 for an oversized body (the connection is closed after it)."""
     message = f"Request payload size exceeds the limit: {limit} bytes (got {entry.body_size})."
-    body = error(protocol, 413, message)
-    if protocol == "anthropic_messages":
-        body["error"]["type"] = "request_too_large"  # Anthropic's 413 error type
-    elif protocol == "gemini_interactions":
-        body["error"]["status"] = "INVALID_ARGUMENT"  # Google's status for a payload too big
-    reply = Reply(413, body, {"connection": "close"})
+    reply = Reply(413, error(protocol, 413, message), {"connection": "close"})
     return reply_response(entry, reply, "rejected")
 
 
@@ -141,15 +76,104 @@ async def read_json(request: Request, entry: JournalEntry, limit: int = MAX_BODY
     return body
 
 
+@dataclasses.dataclass(slots=True)
+class _Call:
+    """One provider request on its way through the pipeline."""
+
+    request: Request
+    state: MockState
+    protocol: str
+    entry: JournalEntry
+    session: Session
+    conversation: str
+    body: dict[str, Any]
+    turn: ScriptTurn | None = None
+
+
+Stage = Callable[[_Call], Response | None]
+"""A pipeline stage: a response ends the request, ``None`` passes it on."""
+
+
+def _runtime_fault(call: _Call) -> Response | None:
+    """A runtime ``http_error`` armed for this test id answers before anything else."""
+    reply = _faults.before_request(call.state, call.session, call.protocol)
+    return None if reply is None else reply_response(call.entry, reply, "fault")
+
+
+def _scripted_fault(call: _Call) -> Response | None:
+    """The next turn's scripted ``http_error`` (the turn is not consumed)."""
+    call.turn = turn = call.state.next_turn(call.session, call.conversation)
+    reply = _faults.turn_http_error(
+        call.state, call.session, call.conversation, turn, call.protocol
+    )
+    return None if reply is None else reply_response(call.entry, reply, "fault")
+
+
+def _native_checks(call: _Call) -> Response | None:
+    """Stored-object references and the provider's own continuation rules."""
+    reply = _validate.check(call.state, call.session, call.protocol, call.body)
+    return None if reply is None else reply_response(call.entry, reply, "rejected")
+
+
+def _match_and_send(call: _Call) -> Response:
+    """Match the script's turn, render it, remember it and send it (with stream faults)."""
+    state, session, entry = call.state, call.session, call.entry
+    outcome = state.take(session, call.conversation, call.protocol, call.body)
+    if isinstance(outcome, Mismatch):
+        where = f" at {outcome.location}" if outcome.location else ""
+        message = f"callgate mock: request does not match the script{where}: " + "; ".join(
+            outcome.problems
+        )
+        body = provider(call.protocol).error_body(400, message)
+        entry.close(400, body, "mismatch", outcome.location, outcome.problems)
+        return JSONResponse(body, status_code=400)
+    _store.record(state, session, call.protocol, outcome)
+    rendered = outcome.rendered
+    location = outcome.turn.location
+    headers = {"request-id": rendered.response_id}
+    if rendered.body is not None:
+        entry.close(200, rendered.body, "matched", location)
+        return JSONResponse(rendered.body, headers=headers)
+    plan = _faults.stream_plan(state, session, outcome)
+    if plan.simple:
+        # A finite, unpaced stream: one body message, no disconnect-listening task.
+        entry.close(200, _text(plan.body), "matched", location)
+        return Response(
+            plan.body, media_type="text/event-stream", headers={**SSE_HEADERS, **headers}
+        )
+
+    async def stream() -> AsyncIterator[bytes]:
+        sent: list[bytes] = []
+        try:
+            async for frame in _faults.send(state, plan):
+                sent.append(frame)
+                yield frame
+        finally:
+            text = b"".join(sent).decode("utf-8", "replace")
+            entry.close(200, text, "matched", location)
+
+    return _HeldStream(
+        state, stream(), media_type="text/event-stream", headers={**SSE_HEADERS, **headers}
+    )
+
+
+# The stages after credentials and body, in order (the module docstring's list).
+_STAGES: tuple[Stage, ...] = (_scripted_fault, _native_checks, _match_and_send)
+
+
 def _endpoint(protocol: str, auth: Callable[[Request], Reply | None], limit: int) -> Any:
+    error_body = provider(protocol).error_body
+
     async def endpoint(request: Request) -> Response:
         state: MockState = request.app.state.callgate
         entry = begin_entry(request, state, protocol)
-        session = state.session(entry.test_id)
-        conversation = entry.conversation or "default"
-        reply = _faults.before_request(state, session, protocol)
-        if reply is not None:
-            return reply_response(entry, reply, "fault")
+        call = _Call(
+            request, state, protocol, entry, state.session(entry.test_id),
+            entry.conversation or "default", {},
+        )  # fmt: skip
+        response = _runtime_fault(call)
+        if response is not None:
+            return response
         reply = auth(request)
         if reply is not None:
             return reply_response(entry, reply, "rejected")
@@ -159,57 +183,16 @@ def _endpoint(protocol: str, auth: Callable[[Request], Reply | None], limit: int
             return too_large(protocol, entry, limit)
         except CallgateError as exc:
             message = f"request body is not valid JSON: {exc}"
-            return reply_response(entry, Reply(400, error_body(protocol, 400, message)), "rejected")
+            return reply_response(entry, Reply(400, error_body(400, message)), "rejected")
         if not isinstance(body, dict):
-            reply = Reply(400, error_body(protocol, 400, "body must be a JSON object"))
+            reply = Reply(400, error_body(400, "body must be a JSON object"))
             return reply_response(entry, reply, "rejected")
-        turn = state.next_turn(session, conversation)
-        reply = _faults.turn_http_error(state, session, conversation, turn, protocol)
-        if reply is not None:
-            return reply_response(entry, reply, "fault")
-        reply = _store.precheck(state, session, protocol, body) or _validate.check(
-            state, session, protocol, body
-        )
-        if reply is not None:
-            return reply_response(entry, reply, "rejected")
-        outcome = state.take(session, conversation, protocol, body)
-        if isinstance(outcome, Mismatch):
-            where = f" at {outcome.location}" if outcome.location else ""
-            message = f"callgate mock: request does not match the script{where}: " + "; ".join(
-                outcome.problems
-            )
-            reply = Reply(400, error_body(protocol, 400, message))
-            entry.close(400, reply.body, "mismatch", outcome.location, outcome.problems)
-            return JSONResponse(reply.body, status_code=400)
-        _store.record(state, session, protocol, outcome)
-        rendered = outcome.rendered
-        location = outcome.turn.location
-        headers = {"request-id": rendered.response_id}
-        if rendered.body is not None:
-            entry.close(200, rendered.body, "matched", location)
-            return JSONResponse(rendered.body, headers=headers)
-
-        plan = _faults.stream_plan(state, session, outcome)
-        if plan.simple:
-            # A finite, unpaced stream: one body message, no disconnect-listening task.
-            entry.close(200, _text(plan.body), "matched", location)
-            return Response(
-                plan.body, media_type="text/event-stream", headers={**_SSE_HEADERS, **headers}
-            )
-
-        async def stream() -> AsyncIterator[bytes]:
-            sent: list[bytes] = []
-            try:
-                async for frame in _faults.send(state, plan):
-                    sent.append(frame)
-                    yield frame
-            finally:
-                text = b"".join(sent).decode("utf-8", "replace")
-                entry.close(200, text, "matched", location)
-
-        return _HeldStream(
-            state, stream(), media_type="text/event-stream", headers={**_SSE_HEADERS, **headers}
-        )
+        call.body = body
+        for stage in _STAGES:
+            response = stage(call)
+            if response is not None:
+                return response
+        raise AssertionError("the last stage always answers")  # pragma: no cover
 
     return endpoint
 
@@ -244,67 +227,18 @@ class _HeldStream(StreamingResponse):
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
-def _gemini_versioned(endpoint: Any) -> Any:
-    async def versioned(request: Request) -> Response:
-        if request.path_params["version"] not in ("v1", "v1beta"):
-            entry = begin_entry(request, request.app.state.callgate, "gemini_interactions")
-            reply = Reply(404, error_body("gemini_interactions", 404, "unknown API version"))
+def _refusing(endpoint: Any, refuse: Callable[[Request], Reply | None], protocol: str) -> Any:
+    """``endpoint`` behind a check of the path itself (e.g. an unknown API version)."""
+
+    async def checked(request: Request) -> Response:
+        reply = refuse(request)
+        if reply is not None:
+            entry = begin_entry(request, request.app.state.callgate, protocol)
             return reply_response(entry, reply, "rejected")
         response: Response = await endpoint(request)
         return response
 
-    return versioned
-
-
-async def _journal(request: Request) -> Response:
-    """``GET /_callgate/journal[?test_id=][&after=<seq>][&limit=<n>]``: a JSON list, oldest
-    first; ``x-callgate-journal-dropped`` counts the entries the caps dropped."""
-    state: MockState = request.app.state.callgate
-    params = request.query_params
-    test_id = params.get("test_id")
-    after, limit = params.get("after", "-1"), params.get("limit")
-    if not _is_int(after) or (limit is not None and not limit.isdigit()):
-        message = "'after' must be an integer and 'limit' a non-negative integer"
-        return JSONResponse(error(None, 400, message), status_code=400)
-    page = state.journal.page(
-        test_id=test_id, after=int(after), limit=None if limit is None else int(limit)
-    )
-    headers = {"x-callgate-journal-dropped": str(state.journal.dropped(test_id))}
-    if len(page) <= _JOURNAL_SLICE:
-        return JSONResponse([e.wire() for e in page], headers=headers)
-    return StreamingResponse(_json_slices(page), media_type="application/json", headers=headers)
-
-
-_JOURNAL_SLICE = 200
-
-
-async def _json_slices(entries: list[JournalEntry]) -> AsyncIterator[bytes]:
-    """A long journal read as one JSON list, encoded a slice at a time with the event
-    loop free in between, so other clients are not stalled while it is sent."""
-    yield b"["
-    for start in range(0, len(entries), _JOURNAL_SLICE):
-        part = [e.wire() for e in entries[start : start + _JOURNAL_SLICE]]
-        text = json.dumps(part, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-        yield (("," if start else "") + text[1:-1]).encode()
-        await asyncio.sleep(0)
-    yield b"]"
-
-
-def _is_int(text: str) -> bool:
-    return text.removeprefix("-").isdigit()
-
-
-async def _reset(request: Request) -> Response:
-    """``POST /_callgate/reset``: forget every session, or one test id's (``?test_id=``,
-    else the ``x-callgate-test-id`` header): cursors, stored objects, runtime faults,
-    mismatches and journal entries."""
-    state: MockState = request.app.state.callgate
-    test_id = request.query_params.get("test_id") or request.headers.get(TEST_ID_HEADER)
-    state.reset(test_id)
-    entry = begin_entry(request, state, None)
-    answer = {"reset": "all" if test_id is None else test_id}
-    entry.close(200, answer, "control")
-    return JSONResponse(answer)
+    return checked
 
 
 # -- refusals before any route, and unknown routes -----------------------------------------
@@ -415,37 +349,24 @@ def create_app(
     Raises :class:`~callgate.mock.ScriptError` if the script's faults or validation
     switches are invalid.
     """
-    _validate.check_script(script)
-    _faults.check_script(script)
-    limit = max_body_bytes
-    openai = _endpoint("openai_responses", _auth_openai, limit)
-    azure = _endpoint("openai_responses", _auth_azure, limit)
-    anthropic = _endpoint("anthropic_messages", _auth_anthropic, limit)
-    gemini = _endpoint("gemini_interactions", _auth_gemini, limit)
-    routes = [
-        Route("/openai/v1/responses", openai, methods=["POST"]),
-        Route("/azure-openai/openai/v1/responses", azure, methods=["POST"]),
-        Route("/anthropic/v1/messages", anthropic, methods=["POST"]),
-        Route("/gemini/{version:str}/interactions", _gemini_versioned(gemini), methods=["POST"]),
-        Route("/_callgate/journal", _journal, methods=["GET"]),
-        Route("/_callgate/reset", _reset, methods=["POST"]),
-        *_store.state_routes(),
-        *_faults.control_routes(),
+    _validate.check_switches(script)
+    _faults.check_faults(script)
+    routes: list[Route] = []
+    fast: dict[str, Any] = {}
+    for protocol in PROTOCOLS:
+        for spec in provider(protocol).endpoints:
+            endpoint = _endpoint(protocol, spec.auth, max_body_bytes)
+            # The router also reaches the path's other spellings: check those first.
+            routed = endpoint if spec.refuse is None else _refusing(endpoint, spec.refuse, protocol)
+            routes.append(Route(spec.path, routed, methods=["POST"]))
+            fast |= dict.fromkeys(spec.fast, endpoint)
+    routes += [
+        *_control.routes(),
     ]
+    for protocol in PROTOCOLS:
+        routes += provider(protocol).state_routes()
+    routes += _faults.control_routes()
     inner = Starlette(routes=routes, exception_handlers={404: _unrouted, 405: _unrouted})
     inner.state.callgate = state if state is not None else MockState(script)
     inner.state.routes = route_names(routes)
-    fast = {
-        "/openai/v1/responses": openai,
-        "/azure-openai/openai/v1/responses": azure,
-        "/anthropic/v1/messages": anthropic,
-        "/gemini/v1/interactions": gemini,
-        "/gemini/v1beta/interactions": gemini,
-    }
     return MockApp(inner, fast, max_body_bytes=max_body_bytes, allowed_hosts=allowed_hosts)
-
-
-def session_of(request: Request) -> tuple[MockState, Session]:
-    """The state and the caller's session (by ``x-callgate-test-id``)."""
-    state: MockState = request.app.state.callgate
-    return state, state.session(request.headers.get(TEST_ID_HEADER, "default"))

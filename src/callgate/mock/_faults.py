@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import datetime
-import itertools
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -34,17 +32,25 @@ from starlette.routing import Route
 
 from .._errors import CallgateError
 from .._json import loads_strict
-from ._faults_spec import STREAM_FAULTS, check_fault, check_pacing, check_script, fits
+from ._faults_spec import (
+    RUNTIME,
+    STREAM_FAULTS,
+    Armed,
+    check_fault,
+    check_faults,
+    check_pacing,
+    fits,
+)
 from ._faults_stream import plan_stream
-from ._respond import Reply, error_body
-from ._script import PROTOCOLS, ScriptError, ScriptTurn
-from ._state import CONVERSATION_HEADER, TEST_ID_HEADER, MockState, Served, Session
+from ._http import CONVERSATION_HEADER, TEST_ID_HEADER, Reply
+from ._providers import PROTOCOLS, provider
+from ._script import ScriptError, ScriptTurn
+from ._state import MockState, Served, Session
 
 __all__ = [
-    "Armed",
     "StreamPlan",
     "before_request",
-    "check_script",
+    "check_faults",
     "control_routes",
     "http_error_reply",
     "send",
@@ -52,33 +58,7 @@ __all__ = [
     "turn_http_error",
 ]
 
-_RUNTIME = "runtime"
-_ids = itertools.count(1)
-
-
-@dataclasses.dataclass(slots=True)
-class Armed:
-    """A fault (and/or pacing) waiting in a session: ``remaining`` uses left.
-
-    ``origin`` is ``"runtime"`` (set through the control endpoint) or the location of the
-    scripted turn whose HTTP fault it counts down.
-    """
-
-    fault: dict[str, Any] | None
-    pacing: dict[str, Any] | None
-    remaining: int
-    protocol: str | None = None
-    origin: str = _RUNTIME
-    id: int = dataclasses.field(default_factory=lambda: next(_ids))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "fault": self.fault,
-            "pacing": self.pacing,
-            "remaining": self.remaining,
-            "protocol": self.protocol,
-        }
+_RUNTIME = RUNTIME
 
 
 # -- HTTP errors ------------------------------------------------------------------------------
@@ -95,30 +75,6 @@ _MESSAGES = {
     503: "callgate mock: scripted service unavailable",
     529: "Overloaded",
 }
-_OPENAI_CODES = {401: "invalid_api_key", 429: "rate_limit_exceeded", 500: "server_error"}
-
-
-def _rate_limit_headers(protocol: str, retry: int) -> dict[str, str]:
-    if protocol == "openai_responses":
-        return {
-            "x-ratelimit-limit-requests": "60",
-            "x-ratelimit-remaining-requests": "0",
-            "x-ratelimit-reset-requests": f"{retry}s",
-            "x-ratelimit-limit-tokens": "150000",
-            "x-ratelimit-remaining-tokens": "0",
-            "x-ratelimit-reset-tokens": f"{retry}s",
-        }
-    if protocol == "anthropic_messages":
-        now = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
-        reset = (now + datetime.timedelta(seconds=retry)).strftime("%Y-%m-%dT%H:%M:%SZ")
-        headers: dict[str, str] = {}
-        for kind, limit in (("requests", "50"), ("tokens", "100000"),
-                            ("input-tokens", "80000"), ("output-tokens", "20000")):  # fmt: skip
-            prefix = f"anthropic-ratelimit-{kind}"
-            headers |= {f"{prefix}-limit": limit, f"{prefix}-remaining": "0",
-                        f"{prefix}-reset": reset}  # fmt: skip
-        return headers
-    return {}  # Gemini puts its rate-limit facts in the error body's details
 
 
 def http_error_reply(protocol: str, spec: Mapping[str, Any]) -> Reply:
@@ -131,13 +87,7 @@ def http_error_reply(protocol: str, spec: Mapping[str, Any]) -> Reply:
     status = spec["status"]
     retry = spec.get("retry_after", 1 if status == 429 else None)
     message = spec.get("message") or _MESSAGES[status]
-    body = error_body(protocol, status, message, code=_OPENAI_CODES.get(status), retry_after=retry)
-    headers: dict[str, str] = {}
-    if retry is not None and protocol != "gemini_interactions":
-        headers["retry-after"] = str(retry)
-    if status == 429:
-        headers |= _rate_limit_headers(protocol, retry if retry is not None else 1)
-    return Reply(status, body, headers)
+    return provider(protocol).http_error(status, message, retry)
 
 
 def before_request(state: MockState, session: Session, protocol: str) -> Reply | None:
@@ -242,7 +192,7 @@ def stream_plan(state: MockState, session: Session, served: Served) -> StreamPla
         sent, hold = tuple(plan.frames), plan.hold
         body = b"".join(sent)
         with state.lock:  # replayed items are checked against what the client received
-            session.store.note_sent(rendered.response_id, plan.events)
+            session.store.note_sent(rendered.response_id, plan.events, body)
     delay = pacing.get("event_delay_ms", 0) / 1000
     return StreamPlan(
         frames=tuple(sent),

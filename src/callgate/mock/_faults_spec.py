@@ -24,20 +24,54 @@ needs) ``"per_event"``.
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import json
 from collections.abc import Mapping
 from typing import Any
 
+from ._providers import provider
 from ._script import Script, ScriptError, ScriptTurn
 
 __all__ = [
     "HTTP_STATUSES",
+    "RUNTIME",
     "STREAM_FAULTS",
+    "Armed",
     "check_fault",
+    "check_faults",
     "check_pacing",
-    "check_script",
     "fits",
 ]
+
+RUNTIME = "runtime"
+_ids = itertools.count(1)
+
+
+@dataclasses.dataclass(slots=True)
+class Armed:
+    """A fault (and/or pacing) waiting in a session: ``remaining`` uses left.
+
+    ``origin`` is ``"runtime"`` (set through the control endpoint) or the location of the
+    scripted turn whose HTTP fault it counts down.
+    """
+
+    fault: dict[str, Any] | None
+    pacing: dict[str, Any] | None
+    remaining: int
+    protocol: str | None = None
+    origin: str = RUNTIME
+    id: int = dataclasses.field(default_factory=lambda: next(_ids))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "fault": self.fault,
+            "pacing": self.pacing,
+            "remaining": self.remaining,
+            "protocol": self.protocol,
+        }
+
 
 HTTP_STATUSES = frozenset({400, 401, 403, 404, 408, 409, 429, 500, 503, 529})
 STREAM_FAULTS = frozenset(
@@ -91,6 +125,11 @@ def _text(spec: Mapping[str, Any], key: str) -> None:
         raise _BadSpecError(f"/{key}", f"{key} holds a lone surrogate: not UTF-8") from None
 
 
+def _allows(protocol: str | None, option: str) -> bool:
+    """Whether a fault option only some providers have fits ``protocol`` (any, if None)."""
+    return protocol is None or option in provider(protocol).fault_options
+
+
 def _check_fault(spec: Any, protocol: str | None, turn: ScriptTurn | None) -> None:
     if not isinstance(spec, dict):
         raise _BadSpecError("", "a fault is an object")
@@ -110,7 +149,7 @@ def _check_fault(spec: Any, protocol: str | None, turn: ScriptTurn | None) -> No
         status = spec.get("status")
         if type(status) is not int or status not in HTTP_STATUSES:
             raise _BadSpecError("/status", f"status must be one of {sorted(HTTP_STATUSES)}")
-        if status == 529 and protocol not in (None, "anthropic_messages"):
+        if status == 529 and not _allows(protocol, "overloaded_529"):
             raise _BadSpecError("/status", "529 (overloaded) is Anthropic's status only")
     elif kind in ("disconnect", "error_event", "malformed", "out_of_order", "duplicate") and (
         "after" not in spec
@@ -121,14 +160,14 @@ def _check_fault(spec: Any, protocol: str | None, turn: ScriptTurn | None) -> No
         payload = spec.get("payload", "same")
         if payload not in ("same", "different"):
             raise _BadSpecError("/payload", "payload is 'same' or 'different'")
-        if payload == "different" and protocol not in (None, "gemini_interactions"):
+        if payload == "different" and not _allows(protocol, "duplicate_different"):
             raise _BadSpecError(
                 "/payload", "a different payload under the same event_id is Gemini's"
             )
     if kind == "error_event" and "shape" in spec:
         if spec["shape"] not in ("nested", "flat"):
             raise _BadSpecError("/shape", "shape is 'nested' or 'flat'")
-        if protocol not in (None, "openai_responses"):
+        if not _allows(protocol, "error_shape"):
             raise _BadSpecError("/shape", "the flat/nested choice exists only for OpenAI")
     if kind == "duplicate" and turn is not None and turn.respond.get("disconnect_after") == 0:
         raise _BadSpecError("", "disconnect_after: 0 sends no event for a duplicate to re-send")
@@ -208,7 +247,7 @@ def check_pacing(spec: Any, *, path: str | None = None, location: str = "") -> N
         raise ScriptError(bad.message, path=path, location=location + bad.where) from None
 
 
-def check_script(script: Script) -> None:
+def check_faults(script: Script) -> None:
     """Validate every turn's ``respond.fault`` and ``respond.pacing``.
 
     Raises :class:`ScriptError` with the file path and e.g.

@@ -14,8 +14,9 @@ from typing import Any
 from starlette.requests import Request
 from starlette.routing import Route
 
+from ._http import own_error
 from ._journal import BODY_PREFIX, JournalEntry
-from ._respond import error_body
+from ._providers import protocol_of, provider
 
 __all__ = [
     "BodyTooLargeError",
@@ -28,26 +29,13 @@ __all__ = [
 ]
 
 _LOOPBACK_NAMES = frozenset({"localhost", "::1"})
-_PREFIXES = (
-    ("/openai/", "openai_responses"),
-    ("/azure-openai/", "openai_responses"),
-    ("/anthropic/", "anthropic_messages"),
-    ("/gemini/", "gemini_interactions"),
-)
-
-
-def protocol_of(path: str) -> str | None:
-    for prefix, protocol in _PREFIXES:
-        if path.startswith(prefix):
-            return protocol
-    return None
 
 
 def error(protocol: str | None, status: int, message: str) -> dict[str, Any]:
     """The error body of ``protocol``'s API, or callgate's own for the mock's routes."""
     if protocol is not None:
-        return error_body(protocol, status, message)
-    return {"error": {"type": "callgate_mock_error", "code": status, "message": message}}
+        return provider(protocol).error_body(status, message)
+    return own_error(status, message)
 
 
 def route_names(routes: Sequence[Route]) -> list[str]:

@@ -7,6 +7,9 @@ YAML: the core stays dependency-free and JSON is what every language can write);
 Python builder takes the very same dicts, so both have the same power. Loading validates
 everything and reports errors with the file path and a JSON-pointer-like location.
 
+``protocol`` is one the mock serves (:data:`callgate.mock.PROTOCOLS`, from the
+``callgate._protocols`` registry).
+
 Top level: ``{"seed": int, "baseline": "2026-11" | "2026-07-21", "turns": [...]}`` or
 ``{..., "conversations": {"name": [...]}}``; the baseline picks wire details that changed
 between SDK revisions (e.g. ``name`` on OpenAI's ``function_call_arguments.done``).
@@ -34,10 +37,10 @@ Turn shape::
 ``"validation": {"<check>": false}`` at the top level switches off a provider-native
 request check by name (see callgate.mock._validate).
 
-Everything accepted can be served (no 500): an OpenAI ``status`` is one of
-``OPENAI_STATUSES``; ``raw`` text that is no JSON object makes an Anthropic or Gemini turn
-streamed-only (``expect.stream`` defaults to true; false is an error); usage counts are
-``0 <= n < 2**53``; rendered strings must be UTF-8.
+Everything accepted can be served (no 500): a ``status`` is one the provider renders
+(OpenAI: ``completed``, ``incomplete``, ``failed``); ``raw`` text that is no JSON object
+makes an Anthropic or Gemini turn streamed-only (``expect.stream`` defaults to true; false
+is an error); usage counts are ``0 <= n < 2**53``; rendered strings must be UTF-8.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ from .._digest import canonical_bytes
 from .._errors import CallgateError, UsageError
 from .._json import loads_strict
 from ..contracts import CURRENT_REVISION, REVISIONS
+from ._providers import PROTOCOLS, provider
 
 __all__ = [
     "PROTOCOLS",
@@ -66,7 +70,6 @@ __all__ = [
     "make_splitter",
 ]
 
-PROTOCOLS = ("openai_responses", "anthropic_messages", "gemini_interactions")
 MAX_SCRIPT_BYTES = 16 * 1024 * 1024  # a script file is read up to this size
 _EXPECT_KEYS = {
     "model", "tools", "stream", "function_results", "previous_id", "text_contains",
@@ -79,12 +82,8 @@ _RESPOND_KEYS = {
 _RESULT_KEYS = {"call_id", "name", "output", "output_contains", "is_error"}
 _CALL_KEYS = {"name", "arguments", "raw", "id"}
 _USAGE_KEYS = {"input_tokens", "output_tokens"}
-# What the renderers can send (anything else was a 500 at serve time):
-OPENAI_STATUSES = ("completed", "incomplete", "failed")  # the three stream terminals
 MAX_SEED = 2**64  # |seed| below this: ids and chunk plans format it as text
 MAX_TOKENS = 2**53  # a usage count (exact in every JSON reader)
-# Protocols whose non-streamed call arguments are a JSON object, not text.
-_OBJECT_ARGUMENTS = ("anthropic_messages", "gemini_interactions")
 
 
 class ScriptError(UsageError):
@@ -330,10 +329,11 @@ def _parse_turn(ctx: _Ctx, turn: Any, loc: str) -> ScriptTurn:
             ctx.typed(reasoning.get(key, ""), str, f"{loc}/respond/reasoning/{key}")
     if "status" in respond:
         ctx.typed(respond["status"], str, f"{loc}/respond/status")
-        if protocol == "openai_responses" and respond["status"] not in OPENAI_STATUSES:
+        statuses = provider(protocol).statuses  # what its renderer can send (else a 500)
+        if statuses is not None and respond["status"] not in statuses:
             raise ctx.fail(
                 f"{loc}/respond/status",
-                f"an OpenAI status is one of {', '.join(OPENAI_STATUSES)} (the mock serves no "
+                f"a {protocol} respond.status is one of {', '.join(statuses)} (the mock serves no "
                 "background-mode response: queued, in_progress and cancelled are not rendered)",
             )
     if "usage" in respond:
@@ -367,7 +367,7 @@ def _check_call(ctx: _Ctx, spec: Any, loc: str, protocol: str, stream: Any) -> b
     stream_only = False
     if "raw" in spec:
         ctx.typed(spec["raw"], str, f"{loc}/raw")
-        stream_only = protocol in _OBJECT_ARGUMENTS and not _object_text(spec["raw"])
+        stream_only = provider(protocol).object_arguments and not _object_text(spec["raw"])
         if stream_only and stream is False:
             raise ctx.fail(
                 f"{loc}/raw",

@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import os
 import socket
 import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import uvicorn
 
@@ -21,7 +22,10 @@ from ._journal import MAX_ENTRIES, MAX_PER_TEST, Journal
 from ._script import Script
 from ._state import MAX_SESSIONS, Mismatch, MockState
 
-__all__ = ["MockServer", "serve_forever"]
+if TYPE_CHECKING:
+    from ._replay import Match, ReplayApp
+
+__all__ = ["MockServer", "serve_forever", "serve_recordings_forever"]
 
 
 class MockServer:
@@ -39,6 +43,16 @@ class MockServer:
     ``Host``, the bound address or one of ``allowed_hosts`` (else HTTP 403); binding a
     non-loopback address warns. :meth:`reset` forgets everything or one test id.
     """
+
+    replay: ReplayApp | None = None  # set by from_recordings
+
+    @classmethod
+    def from_recordings(cls, directory: str | os.PathLike[str], **options: Any) -> MockServer:
+        """Serve the ``recorded`` fixtures in ``directory`` back byte-exact (options:
+        ``match="position"|"body"``, ``pacing``, and the bounds); see ``mock._replay``."""
+        from ._replay import replay_server
+
+        return replay_server(cls, directory, **options)
 
     def __init__(
         self,
@@ -255,6 +269,37 @@ def serve_forever(
     gc.collect()
     gc.freeze()
     gc.set_threshold(100_000, 50, 1_000)
+    try:
+        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+            runner.run(server.serve(sockets=[sock]))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        mock.state.closing.set()
+        sock.close()
+
+
+def serve_recordings_forever(
+    directory: str | os.PathLike[str],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    match: Match = "position",
+    pacing: bool = False,
+    on_ready: Callable[[MockServer], None] | None = None,
+) -> None:
+    """``callgate serve --recordings DIR``: replay in the foreground until interrupted."""
+    from ._replay import replay_server
+
+    mock = replay_server(MockServer, directory, match=match, pacing=pacing, host=host, port=port)
+    sock = _bind(host, port)
+    mock._socket = sock
+    config = uvicorn.Config(
+        mock.app, log_level="warning", lifespan="off", access_log=False, ws="none"
+    )
+    server = uvicorn.Server(config)
+    if on_ready is not None:
+        on_ready(mock)
     try:
         with asyncio.Runner(loop_factory=_loop_factory()) as runner:
             runner.run(server.serve(sockets=[sock]))

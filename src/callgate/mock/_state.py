@@ -19,10 +19,12 @@ import dataclasses
 import threading
 from typing import Any
 
+from ._faults_spec import Armed
+from ._http import CONVERSATION_HEADER, TEST_ID_HEADER, Rendered
 from ._journal import Journal
 from ._match import mismatches
-from ._requests import view_request
-from ._respond import Rendered, render
+from ._providers import provider
+from ._render_turn import render
 from ._script import Script, ScriptTurn
 from ._store_state import SessionStore
 
@@ -35,11 +37,9 @@ __all__ = [
     "Session",
 ]
 
-TEST_ID_HEADER = "x-callgate-test-id"
 _MAX_RENDERED = 4096
 MAX_SESSIONS = 1024
 _MAX_MISMATCHES = 1000
-CONVERSATION_HEADER = "x-callgate-conversation"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -79,7 +79,7 @@ class Session:
         self.conversations = {name: Conversation() for name in script.conversations}
         # Filled by the stored-state (callgate.mock._store) and fault layers.
         self.store = SessionStore()
-        self.faults: list[Any] = []  # callgate.mock._faults.Armed
+        self.faults: list[Armed] = []
 
 
 class MockState:
@@ -174,7 +174,7 @@ class MockState:
                 )  # fmt: skip
             problems = mismatches(
                 turn.expect,
-                view_request(protocol, body),
+                provider(protocol).view(body),
                 previous_response_id=conv.previous.response_id if conv.previous else None,
                 previous_calls=conv.previous.calls if conv.previous else (),
             )

@@ -33,47 +33,27 @@ Gemini Interactions (``previous_interaction_id`` / ``input`` steps)
     ``gemini_result_has_call``          every ``function_result`` answers a known call
     ``gemini_call_has_result``          every pending call gets a ``function_result``
 
-The previous-id checks run first (:func:`callgate.mock._store.precheck`), then the
-history checks below, in the order listed.
+Each provider's checks live in its ``_providers`` module (the previous-id checks first,
+then the history checks, in the order listed); this module only holds the switches.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ._respond import Reply
+from ._http import Reply
+from ._providers import PROTOCOLS, provider
 from ._script import Script, ScriptError
 from ._state import MockState, Session
-from ._validate_anthropic import check_anthropic
-from ._validate_gemini import check_gemini
-from ._validate_openai import check_openai
 
-__all__ = ["CHECKS", "check", "check_script", "enabled"]
+__all__ = ["CHECKS", "check", "check_switches", "enabled"]
 
-CHECKS: tuple[str, ...] = (
-    "openai_previous_response_found",
-    "openai_item_reference_found",
-    "openai_output_has_call",
-    "openai_call_has_output",
-    "openai_reasoning_has_next_item",
-    "openai_replay_matches_emitted",
-    "anthropic_tool_use_has_result",
-    "anthropic_tool_result_first",
-    "anthropic_tool_result_has_tool_use",
-    "anthropic_thinking_signature",
-    "anthropic_thinking_kept",
-    "gemini_previous_interaction_found",
-    "gemini_previous_interaction_stored",
-    "gemini_previous_interaction_active",
-    "gemini_result_is_step",
-    "gemini_result_has_call",
-    "gemini_call_has_result",
-)
+CHECKS: tuple[str, ...] = tuple(name for p in PROTOCOLS for name in provider(p).checks)
 
 _ALL = frozenset(CHECKS)
 
 
-def check_script(script: Script) -> None:
+def check_switches(script: Script) -> None:
     """Raise :class:`~callgate.mock.ScriptError` for a validation switch with an unknown name."""
     for name in script.validation:
         if name not in CHECKS:
@@ -93,10 +73,4 @@ def check(state: MockState, session: Session, protocol: str, body: dict[str, Any
     """The provider's error for a request the real API would refuse, else ``None``."""
     on = _ALL if not state.script.validation else {n for n in CHECKS if enabled(state, n)}
     with state.lock:
-        if protocol == "openai_responses":
-            return check_openai(session.store, body, on)
-        if protocol == "anthropic_messages":
-            return check_anthropic(session.store, body, on)
-        if protocol == "gemini_interactions":
-            return check_gemini(session.store, body, on)
-    return None
+        return provider(protocol).check(session.store, body, on)

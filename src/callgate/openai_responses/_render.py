@@ -1,4 +1,9 @@
-"""Scripted turn -> OpenAI Responses wire events (used by the demo and the mock server).
+"""Scripted turn -> OpenAI Responses wire events: the writer seam of the mock.
+
+The seam every room's ``_render`` declares: :func:`render_events` (the stream as wire event
+dicts), :func:`render_stream` (those events as SSE bytes), :func:`render_body` (the
+non-streaming body), :func:`render_error_event` (the in-stream error event) and
+:func:`encode_sse`. Only ``callgate.mock._providers`` imports it.
 
 The output follows the ordering the official SDK's stream helper expects (contract §1.2):
 ``response.created`` → ``response.in_progress`` → per item ``output_item.added`` … ``.done``
@@ -20,7 +25,13 @@ from ..sse import encode_json_events
 Splitter = Callable[[str], list[str]]
 """Turns a text into the pieces streamed as deltas (a chunk plan)."""
 
-__all__ = ["encode_sse", "render_response", "render_turn"]
+__all__ = [
+    "encode_sse",
+    "render_body",
+    "render_error_event",
+    "render_events",
+    "render_stream",
+]
 
 _TERMINAL = {
     "completed": "response.completed",
@@ -89,7 +100,7 @@ def _whole(text: str) -> list[str]:
     return [text] if text else []
 
 
-def render_response(
+def render_body(
     *,
     response_id: str,
     model: str,
@@ -117,7 +128,7 @@ def render_response(
     }
 
 
-def render_turn(
+def render_events(
     *,
     response_id: str,
     model: str,
@@ -157,7 +168,7 @@ def render_turn(
             **extra,
         )
 
-    shell = render_response(
+    shell = render_body(
         response_id=response_id, model=model, items=(), status="in_progress", created_at=created_at
     )
     shell["usage"] = None
@@ -193,7 +204,7 @@ def render_turn(
             emit_call_done(index, spec)
             emit("response.output_item.done", output_index=index, item=_final_item(spec, final))
 
-    terminal = render_response(
+    terminal = render_body(
         response_id=response_id,
         model=model,
         items=items,
@@ -297,6 +308,33 @@ def _emit_body(emit: Any, index: int, spec: Mapping[str, Any], split: Splitter) 
                 summary_index=k,
                 part={**part, "text": text},
             )
+
+
+def render_stream(**turn: Any) -> bytes:
+    """:func:`render_events` encoded as the SSE body (same keywords)."""
+    return encode_sse(render_events(**turn))
+
+
+def render_error_event(
+    *,
+    message: str | None = None,
+    error_type: str = "server_error",
+    code: str = "server_error",
+    sequence_number: int = 0,
+    shape: str = "nested",
+) -> dict[str, Any]:
+    """The in-stream ``error`` event. ``shape="flat"`` puts ``code``/``message``/``param``
+    at the top level (both shapes reach clients; the parser reads both)."""
+    error = {
+        "type": error_type,
+        "code": code,
+        "message": message or "The server had an error while processing your request.",
+        "param": None,
+    }
+    if shape == "flat":
+        flat = {k: v for k, v in error.items() if k != "type"}
+        return {"type": "error", "sequence_number": sequence_number, **flat}
+    return {"type": "error", "sequence_number": sequence_number, "error": error}
 
 
 def encode_sse(events: Sequence[Mapping[str, Any]]) -> bytes:

@@ -15,17 +15,43 @@ started with thinking must still start with a ``thinking``/``redacted_thinking``
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection
 from typing import Any
 
-from ._respond import Reply
-from ._store_state import SessionStore
-from ._validate_errors import anthropic_400
+from .._http import Reply
+from .._store_state import SessionStore
 
-__all__ = ["check_anthropic"]
+__all__ = ["Emitted", "anthropic_400", "check", "emitted_index"]
+
+_PROTOCOL = "anthropic_messages"
+
+
+@dataclasses.dataclass(slots=True)
+class Emitted:
+    """The thinking this session's mock emitted, for replayed blocks to be checked."""
+
+    thinking: set[tuple[str, str]] = dataclasses.field(default_factory=set)  # (signature, text)
+    # tool_use id -> whether the message that emitted it started with a thinking block
+    thinking_first: dict[str, bool] = dataclasses.field(default_factory=dict)
+
+
+def emitted_index(store: SessionStore) -> Emitted:
+    """This session's index (filled by the provider's ``index``)."""
+    found: Emitted | None = store.indexes.get(_PROTOCOL)
+    if found is None:
+        found = store.indexes[_PROTOCOL] = Emitted()
+    return found
+
 
 _THINKING = ("thinking", "redacted_thinking")
 _DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+
+
+def anthropic_400(message: str) -> Reply:
+    """``{"type": "error", "error": {"type": "invalid_request_error", "message"}}``."""
+    return Reply(400, {"type": "error", "error": {"type": "invalid_request_error",
+                                                  "message": message}})  # fmt: skip
 
 
 def _blocks(message: Any) -> list[Any]:
@@ -39,7 +65,7 @@ def _typed(blocks: list[Any], kind: str) -> list[tuple[int, dict[str, Any]]]:
 
 def _signature_problem(i: int, blocks: list[Any], store: SessionStore) -> Reply | None:
     for k, block in _typed(blocks, "thinking"):
-        if (block.get("signature"), block.get("thinking")) not in store.thinking:
+        if (block.get("signature"), block.get("thinking")) not in emitted_index(store).thinking:
             return anthropic_400(
                 f"messages.{i}.content.{k}: Invalid `signature` in `thinking` block"
             )
@@ -97,7 +123,7 @@ def _dropped_thinking(messages: list[Any], store: SessionStore) -> Reply | None:
         return None
     blocks = _blocks(messages[last])
     uses = [b.get("id") for _, b in _typed(blocks, "tool_use")]
-    if not any(store.thinking_first.get(str(u)) for u in uses):
+    if not any(emitted_index(store).thinking_first.get(str(u)) for u in uses):
         return None
     first = blocks[0] if blocks else None
     found = first.get("type") if isinstance(first, dict) else None
@@ -116,7 +142,7 @@ def _role(message: Any) -> Any:
     return message.get("role") if isinstance(message, dict) else None
 
 
-def check_anthropic(store: SessionStore, body: dict[str, Any], on: Collection[str]) -> Reply | None:
+def check(store: SessionStore, body: dict[str, Any], on: Collection[str]) -> Reply | None:
     """The first problem the enabled checks find, as Anthropic's 400; ``None`` if none."""
     raw = body.get("messages")
     messages: list[Any] = raw if isinstance(raw, list) else []

@@ -1,5 +1,8 @@
 """OpenAI Responses: is this continuation one the real API would accept?
 
+First ``openai_previous_response_found``: a ``previous_response_id`` must name a stored,
+undeleted response of this session (OpenAI's 400 ``previous_response_not_found``).
+
 The context of a request is the chain its ``previous_response_id`` names (that response
 and the ones it continued) plus the items replayed in ``input``. An ``item_reference``
 input item (``{"type": "item_reference", "id"}``; ``type`` is optional) stands for the
@@ -23,16 +26,56 @@ in order:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection
 from typing import Any
 
-from ._respond import Reply
-from ._store_state import SessionStore
-from ._validate_errors import openai_error
+from .._http import Reply
+from .._store_state import SessionStore
 
-__all__ = ["check_openai"]
+__all__ = ["Emitted", "check", "emitted_index", "openai_error"]
 
 _PROTOCOL = "openai_responses"
+
+
+@dataclasses.dataclass(slots=True)
+class Emitted:
+    """The output items this session's mock emitted, for replayed items to be checked."""
+
+    items: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)  # id -> item
+    owner: dict[str, str] = dataclasses.field(default_factory=dict)  # id -> record id
+    # reasoning item id -> the item that followed it in the output
+    followers: dict[str, dict[str, Any] | None] = dataclasses.field(default_factory=dict)
+
+
+def emitted_index(store: SessionStore) -> Emitted:
+    """This session's index (filled by the provider's ``index``)."""
+    found: Emitted | None = store.indexes.get(_PROTOCOL)
+    if found is None:
+        found = store.indexes[_PROTOCOL] = Emitted()
+    return found
+
+
+def openai_error(
+    status: int, message: str, *, param: str | None = None, code: str | None = None
+) -> Reply:
+    """``{"error": {"message", "type": "invalid_request_error", "param", "code"}}``."""
+    body = {"error": {"message": message, "type": "invalid_request_error", "param": param,
+                      "code": code}}  # fmt: skip
+    return Reply(status, body)
+
+
+def _previous_problem(store: SessionStore, body: dict[str, Any]) -> Reply | None:
+    """``openai_previous_response_found``: the previous id names a stored response."""
+    previous = body.get("previous_response_id")
+    if previous is None or store.referable(_PROTOCOL, previous) is not None:
+        return None
+    return openai_error(
+        400,
+        f"Previous response with id '{previous}' not found.",
+        param="previous_response_id",
+        code="previous_response_not_found",
+    )
 
 
 def _items(body: dict[str, Any]) -> list[Any]:
@@ -57,9 +100,9 @@ def _resolve(items: list[Any], store: SessionStore) -> tuple[list[Any], Any]:
         found = None
         if _is_reference(item):
             item_id = item.get("id")
-            owner = store.item_owner.get(item_id) if isinstance(item_id, str) else None
+            owner = emitted_index(store).owner.get(item_id) if isinstance(item_id, str) else None
             if owner is not None and store.referable(_PROTOCOL, owner) is not None:
-                found = store.items[item_id]
+                found = emitted_index(store).items[item_id]
             elif unknown is None:
                 unknown = item_id
         resolved.append(dict(found) if found is not None else item)
@@ -117,7 +160,7 @@ def _replay_problem(items: list[Any], store: SessionStore) -> Reply | None:
             continue
         if _is_reference(item):  # left unresolved: openai_item_reference_found is off
             continue
-        emitted = store.items.get(item["id"])
+        emitted = emitted_index(store).items.get(item["id"])
         if emitted is None:
             continue
         secret = item.get("encrypted_content")
@@ -159,7 +202,7 @@ def _reasoning_problem(items: list[Any], store: SessionStore) -> Reply | None:
     for position, item in enumerate(items):
         if not isinstance(item, dict) or item.get("type") != "reasoning":
             continue
-        following = store.followers.get(str(item.get("id")))
+        following = emitted_index(store).followers.get(str(item.get("id")))
         if following is None:
             continue
         after = items[position + 1] if position + 1 < len(items) else None
@@ -211,8 +254,12 @@ def _no_output(call_id: Any) -> Reply:
     return openai_error(400, f"No tool output found for function call {call_id}.", param="input")
 
 
-def check_openai(store: SessionStore, body: dict[str, Any], on: Collection[str]) -> Reply | None:
-    """The first problem the enabled checks find, as OpenAI's 400; ``None`` if none."""
+def check(store: SessionStore, body: dict[str, Any], on: Collection[str]) -> Reply | None:
+    """The first problem the enabled checks find, as OpenAI's error; ``None`` if none."""
+    if "openai_previous_response_found" in on:
+        problem = _previous_problem(store, body)
+        if problem is not None:
+            return problem
     items = _items(body)
     previous = store.get(_PROTOCOL, body.get("previous_response_id"))
     chain_calls: set[str] = set()

@@ -1,5 +1,8 @@
 """Gemini Interactions: do the ``input`` steps answer the calls they must answer?
 
+First the previous id: ``gemini_previous_interaction_found`` (404), ``..._stored`` and
+``..._active`` (400). Then the steps.
+
 The calls a request may answer are those of the chain its ``previous_interaction_id``
 names (that interaction and the ones it continued) and the ``function_call`` steps
 replayed earlier in ``input``. The calls it must answer are the pending calls of the
@@ -17,13 +20,50 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from ._respond import Reply
-from ._store_state import SessionStore
-from ._validate_errors import gemini_error
+from .._http import Reply
+from .._store_state import SessionStore
 
-__all__ = ["check_gemini"]
+__all__ = ["check", "gemini_error", "not_found"]
 
 _PROTOCOL = "gemini_interactions"
+
+
+def gemini_error(status: int, message: str, google_status: str) -> Reply:
+    """``{"error": {"code", "message", "status"}}`` (google.rpc.Status as JSON)."""
+    return Reply(status, {"error": {"code": status, "message": message, "status": google_status}})
+
+
+def not_found(interaction_id: Any) -> Reply:
+    return gemini_error(404, f"Interaction {interaction_id!r} was not found.", "NOT_FOUND")
+
+
+def _previous_problem(
+    store: SessionStore, body: dict[str, Any], on: Collection[str]
+) -> Reply | None:
+    """The ``gemini_previous_interaction_*`` checks of ``previous_interaction_id``."""
+    previous = body.get("previous_interaction_id")
+    if previous is None:
+        return None
+    found = store.get(_PROTOCOL, previous)
+    if found is None or found.deleted:
+        if "gemini_previous_interaction_found" in on:
+            return not_found(previous)
+        return None
+    if not found.stored and "gemini_previous_interaction_stored" in on:
+        return gemini_error(
+            400,
+            f"previous_interaction_id {previous!r} names an interaction created with "
+            "store=false; only stored interactions can be continued by id.",
+            "INVALID_ARGUMENT",
+        )
+    if found.cancelled and "gemini_previous_interaction_active" in on:
+        return gemini_error(
+            400,
+            f"previous_interaction_id {previous!r} names a cancelled interaction; it cannot "
+            "be continued.",
+            "FAILED_PRECONDITION",
+        )
+    return None
 
 
 def _steps(body: dict[str, Any]) -> list[Any]:
@@ -46,8 +86,11 @@ def nested_results(steps: list[Any]) -> list[str]:
     return found
 
 
-def check_gemini(store: SessionStore, body: dict[str, Any], on: Collection[str]) -> Reply | None:
-    """The first problem the enabled checks find, as Google's 400; ``None`` if none."""
+def check(store: SessionStore, body: dict[str, Any], on: Collection[str]) -> Reply | None:
+    """The first problem the enabled checks find, as Google's error; ``None`` if none."""
+    problem = _previous_problem(store, body, on)
+    if problem is not None:
+        return problem
     steps = _steps(body)
     nested = nested_results(steps)
     if nested and "gemini_result_is_step" in on:

@@ -1,0 +1,387 @@
+"""Gemini Interactions v1: everything the mock knows about this provider.
+
+Auth (``x-goog-api-key`` or ``?key=``), the versioned create and stored-interaction routes
+(``v1`` and ``v1beta``), the request view, rendering through the room's ``_render`` seam,
+error bodies (``google.rpc.Status``, with ``RetryInfo``/``QuotaFailure`` details: Gemini
+sends no rate-limit headers), the in-stream error event, truncation and the native
+checks (:mod:`._gemini_interactions_checks`).
+
+Stored interactions: an interaction is stored unless ``store: false``.
+``GET /gemini/{v}/interactions/{id}`` returns it with its whole timeline: for every hop
+of its ``previous_interaction_id`` chain, oldest first, the hop's input steps (a string
+input becomes one ``user_input`` step) and then its model steps -- so the body starts with
+``user_input`` and pairs every call with its result, which is what a GET snapshot must
+hold to be replayed without supplementing
+(``callgate.gemini_interactions.parse_interaction(source="get")``). ``?include_input=true``
+also echoes the request's ``input``. ``?stream=true`` re-sends the interaction's complete
+event stream, and with ``last_event_id=E`` only the events after ``E`` (event ids are
+``<interaction id>:<n>``; an unknown ``E`` is a 400). ``POST .../{id}/cancel`` turns an
+interaction waiting in ``requires_action`` into ``cancelled`` (its pending calls are
+abandoned and it can no longer be continued); any other status is a 400
+``FAILED_PRECONDITION``, since the mock never has one still running. ``DELETE`` answers
+``{}`` and the id stops resolving (404 for GET, cancel and ``previous_interaction_id``).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from ...gemini_interactions import _render
+from .. import _store
+from .._faults_stream import cut
+from .._http import Reply, begin_entry, reply_response, session_of, sse_response
+from .._render_turn import arguments, usage
+from .._requests import FunctionResult, RequestView, list_of, texts, tool_names
+from . import Endpoint, Event, Ids, Provider, RenderedTurn
+from ._gemini_interactions_checks import check, gemini_error, not_found
+
+if TYPE_CHECKING:
+    from .._script import ScriptTurn
+    from .._state import MockState, Session
+    from .._store_state import Record
+
+__all__ = ["PROVIDER"]
+
+_PROTOCOL = "gemini_interactions"
+_VERSIONS = ("v1", "v1beta")
+CHECKS = (
+    "gemini_previous_interaction_found",
+    "gemini_previous_interaction_stored",
+    "gemini_previous_interaction_active",
+    "gemini_result_is_step",
+    "gemini_result_has_call",
+    "gemini_call_has_result",
+)
+# A list input of these is content for one user_input step, not a list of steps.
+_CONTENT_TYPES = frozenset({"text", "image", "audio", "document", "video"})
+
+
+def auth(request: Request) -> Reply | None:
+    if request.headers.get("x-goog-api-key") or request.query_params.get("key"):
+        return None
+    message = "Method doesn't allow unregistered callers. Please use an API key."
+    return Reply(401, error_body(401, message))
+
+
+def _unknown_version(request: Request) -> Reply | None:
+    if request.path_params["version"] in _VERSIONS:
+        return None
+    return Reply(404, error_body(404, "unknown API version"))
+
+
+# -- errors -----------------------------------------------------------------------------------
+
+_STATUS = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    408: "DEADLINE_EXCEEDED",
+    409: "ABORTED",
+    413: "INVALID_ARGUMENT",  # Google's status for a payload too big
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+}
+
+
+def error_body(status: int, message: str, *, retry_after: int | None = None) -> dict[str, Any]:
+    """``google.rpc.Status`` as JSON; ``retry_after`` (seconds) adds a ``RetryInfo`` (and a
+    429 a ``QuotaFailure``) to its ``details``."""
+    error: dict[str, Any] = {
+        "code": status,
+        "message": message,
+        "status": _STATUS.get(status, "UNKNOWN"),
+    }
+    details: list[dict[str, Any]] = []
+    if status == 429:
+        violation = {"quotaMetric": "callgate-mock/requests", "quotaId": "callgate-mock"}
+        details.append(
+            {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [violation]}
+        )
+    if retry_after is not None:
+        details.append(
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{retry_after}s"}
+        )
+    if details:
+        error["details"] = details
+    return {"error": error}
+
+
+def http_error(status: int, message: str, retry: int | None) -> Reply:
+    """A scripted HTTP error: the retry delay rides in the body, not in headers."""
+    return Reply(status, error_body(status, message, retry_after=retry))
+
+
+# -- the request view -------------------------------------------------------------------------
+
+
+def view(body: Mapping[str, Any]) -> RequestView:
+    inp = body.get("input")
+    found: list[str] = []
+    results = []
+    nested = 0
+    if isinstance(inp, str):
+        found.append(inp)
+    elif isinstance(inp, dict):
+        found.extend(texts([inp]))
+    for step in list_of(inp):
+        if not isinstance(step, dict):
+            continue
+        kind = step.get("type")
+        if kind == "function_result":
+            results.append(
+                FunctionResult(
+                    step.get("call_id"), step.get("name"), step.get("result"),
+                    step.get("is_error") is True,
+                )
+            )  # fmt: skip
+        elif kind == "user_input":
+            found.extend(texts(step.get("content")))
+            nested += sum(
+                isinstance(p, dict) and p.get("type") == "function_result"
+                for p in list_of(step.get("content"))
+            )
+        elif kind == "text" and isinstance(step.get("text"), str):
+            found.append(step["text"])
+    return RequestView(
+        model=body.get("model"),
+        stream=body.get("stream") is True,
+        tools=tool_names(body.get("tools")),
+        results=tuple(results),
+        previous_id=body.get("previous_interaction_id"),
+        user_text="\n".join(found),
+        instructions=body.get("system_instruction"),
+        nested_results=nested,
+    )
+
+
+# -- rendering --------------------------------------------------------------------------------
+
+
+def render(
+    turn: ScriptTurn, ids: Ids, stream: bool, model: str, stored: bool, baseline: str
+) -> RenderedTurn:
+    respond = turn.respond
+    interaction_id = ids("", "interaction", size=32)
+    steps: list[dict[str, Any]] = []
+    reasoning = respond.get("reasoning")
+    if reasoning is not None:
+        steps.append({"type": "thought", "signature": reasoning.get("signature", ""),
+                      "summary": reasoning.get("summary", "")})  # fmt: skip
+    if "text" in respond:
+        steps.append({"type": "model_output", "text": respond["text"]})
+    calls: list[tuple[str, str]] = []
+    specs = respond.get("calls", [])
+    for n, spec in enumerate(specs):
+        call_id = spec.get("id") or ids("", "call", n, size=16)
+        calls.append((call_id, spec["name"]))
+        steps.append({"type": "function_call", "id": call_id, "name": spec["name"],
+                      "arguments": arguments(spec, as_object=not stream)})  # fmt: skip
+    status = respond.get("status", "requires_action" if specs else "completed")
+    counts = usage(respond.get("usage"), "total_input_tokens", "total_output_tokens")
+    wire_id = interaction_id if stored else None  # an unstored interaction has no id
+    if not stream:
+        body = _render.render_body(
+            interaction_id=wire_id, model=model, steps=steps, status=status, usage=counts
+        )
+        return RenderedTurn(interaction_id, tuple(calls), [], body)
+    events = _render.render_events(
+        interaction_id=wire_id, model=model, steps=steps, status=status,
+        split=turn.splitter(), interleave=respond.get("interleave") == "round_robin",
+        usage=counts,
+    )  # fmt: skip
+    return RenderedTurn(interaction_id, tuple(calls), events, None)
+
+
+def _event_name(event: Mapping[str, Any]) -> str:
+    return str(event["event_type"])
+
+
+# -- stream faults ----------------------------------------------------------------------------
+
+
+def _event_id(events: Sequence[Event], position: int) -> str | None:
+    """The id of the event at ``position`` (``None`` in an unstored stream, which has none)."""
+    if events and "event_id" not in events[0]:
+        return None
+    base = str(events[0]["event_id"]).rpartition(":")[0] if events else "callgate"
+    return f"{base}:{position}"
+
+
+def error_event(sent: Sequence[Event], fault: Mapping[str, Any]) -> Event:
+    given = {"code": fault["code"]} if "code" in fault else {}
+    event_id = _event_id(sent, len(sent))
+    return _render.render_error_event(message=fault.get("message"), event_id=event_id, **given)
+
+
+def truncate(events: list[Event], fault: Mapping[str, Any]) -> list[Event]:
+    """Cut a call step's ``arguments_delta`` after ``keep`` chars; end ``incomplete``."""
+    starts = [
+        e
+        for e in events
+        if e["event_type"] == "step.start" and e["step"]["type"] == "function_call"
+    ]
+    index = starts[fault.get("call", 0)]["index"]
+    pieces = [
+        e["delta"]["arguments"]
+        for e in events
+        if e["event_type"] == "step.delta"
+        and e["index"] == index
+        and e["delta"]["type"] == "arguments_delta"
+    ]
+    keep = fault.get("keep", len("".join(pieces)) // 2)
+    whole, partial = cut(pieces, keep)
+    out: list[Event] = []
+    seen = 0
+    for event in events:
+        if event["event_type"] == "step.delta" and event["index"] == index:
+            if seen == whole:
+                if partial:
+                    delta = {"type": "arguments_delta", "arguments": partial}
+                    out.append({**event, "delta": delta})
+                break
+            seen += 1
+        out.append(event)
+    final = copy.deepcopy(events[-1])
+    final["interaction"]["status"] = "incomplete"
+    out.append({"event_type": "step.stop", "index": index})
+    out.append(final)
+    if _event_id(events, 0) is None:
+        return out
+    return [{**e, "event_id": _event_id(events, n)} for n, e in enumerate(out)]
+
+
+# -- stored interactions ----------------------------------------------------------------------
+
+
+def _input_steps(value: Any) -> list[Any]:
+    """A create request's ``input`` as the steps a GET timeline shows for it."""
+    if isinstance(value, str):
+        return [{"type": "user_input", "content": [{"type": "text", "text": value}]}]
+    if isinstance(value, dict):
+        value = [value]
+    if not isinstance(value, list):
+        return []
+    if value and all(isinstance(v, dict) and v.get("type") in _CONTENT_TYPES for v in value):
+        return [{"type": "user_input", "content": list(value)}]
+    return list(value)
+
+
+def _interaction(state: MockState, session: Session, found: Record, *, echo: bool) -> Any:
+    body = dict(_store.final_object(state, found))
+    timeline: list[Any] = []
+    for hop in reversed(list(session.store.chain(found))):
+        timeline.extend(_input_steps(hop.served.request.get("input")))
+        timeline.extend(_store.final_object(state, hop).get("steps", ()))
+    body["steps"] = timeline
+    if found.previous is not None:
+        body["previous_interaction_id"] = found.previous
+    if found.cancelled:
+        body["status"] = "cancelled"
+    if echo and "input" in found.served.request:
+        body["input"] = found.served.request["input"]
+    return body
+
+
+def _resume(state: MockState, found: Record, last_event_id: str | None) -> Reply | bytes:
+    full = _store.full_stream(state, found)
+    start = 0
+    if last_event_id is not None:
+        ids = [event.get("event_id") for event in full.events]
+        if last_event_id not in ids:
+            return gemini_error(
+                400,
+                f"last_event_id {last_event_id!r} is not an event of interaction {found.id!r}.",
+                "INVALID_ARGUMENT",
+            )
+        start = ids.index(last_event_id) + 1
+    return b"".join(full.frames[start:])
+
+
+def _cancel(state: MockState, session: Session, found: Record) -> Reply:
+    status = "cancelled" if found.cancelled else _store.final_object(state, found).get("status")
+    if status != "requires_action":
+        return gemini_error(
+            400,
+            f"Interaction {found.id!r} is {status}; only an interaction in progress or "
+            "waiting in requires_action can be cancelled.",
+            "FAILED_PRECONDITION",
+        )
+    found.cancelled = True
+    return Reply(200, _interaction(state, session, found, echo=False))
+
+
+def _stored_route(action: str) -> Any:
+    async def endpoint(request: Request) -> Response:
+        state, session = session_of(request)
+        entry = begin_entry(request, state, _PROTOCOL)
+        refused = _unknown_version(request) or auth(request)
+        if refused is not None:
+            return reply_response(entry, refused, "rejected")
+        interaction_id = request.path_params["interaction_id"]
+        query = request.query_params
+        sent: Reply | bytes
+        with state.lock:
+            found = session.store.referable(_PROTOCOL, interaction_id)
+            if found is None:
+                sent = not_found(interaction_id)
+            elif action == "delete":
+                found.deleted = True
+                sent = Reply(200, {})
+            elif action == "cancel":
+                sent = _cancel(state, session, found)
+            elif query.get("stream", "false").lower() == "true":
+                sent = _resume(state, found, query.get("last_event_id"))
+            else:
+                echo = query.get("include_input", "false").lower() == "true"
+                sent = Reply(200, _interaction(state, session, found, echo=echo))
+        if isinstance(sent, Reply):
+            return reply_response(entry, sent, "state")
+        return sse_response(entry, sent, "state")
+
+    return endpoint
+
+
+def state_routes() -> list[Route]:
+    """GET (JSON or resumed SSE), DELETE and cancel of stored interactions."""
+    interaction = "/gemini/{version:str}/interactions/{interaction_id:str}"
+    return [
+        Route(interaction, _stored_route("get"), methods=["GET"]),
+        Route(interaction, _stored_route("delete"), methods=["DELETE"]),
+        Route(f"{interaction}/cancel", _stored_route("cancel"), methods=["POST"]),
+    ]
+
+
+PROVIDER = Provider(
+    protocol=_PROTOCOL,
+    prefixes=("/gemini/",),
+    endpoints=(
+        Endpoint(
+            "/gemini/{version:str}/interactions",
+            auth,
+            tuple(f"/gemini/{v}/interactions" for v in _VERSIONS),
+            refuse=_unknown_version,
+        ),
+    ),
+    state_routes=state_routes,
+    view=view,
+    render=render,
+    encode=_render.encode_sse,
+    event_name=_event_name,
+    error_body=error_body,
+    http_error=http_error,
+    error_event=error_event,
+    truncate=truncate,
+    fault_options=frozenset({"duplicate_different"}),
+    object_arguments=True,
+    previous_key="previous_interaction_id",
+    checks=CHECKS,
+    check=check,
+)

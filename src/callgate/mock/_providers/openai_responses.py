@@ -1,0 +1,332 @@
+"""OpenAI Responses (plain and Azure): everything the mock knows about this provider.
+
+Auth (``Authorization: Bearer``; Azure also ``api-key``), the create and stored-response
+routes, the request view, rendering through the room's ``_render`` seam, error bodies,
+``x-ratelimit-*`` headers, the in-stream error event, truncation, the native checks
+(:mod:`._openai_responses_checks`) and the index of emitted output items.
+
+Stored responses: a response is stored unless its request said ``store: false``.
+``GET /openai/v1/responses/{id}`` (and the Azure route) returns the Response object a
+non-streaming create returned (for a streamed turn: the terminal event's ``response``);
+streaming retrieval (``?stream=true``) is refused with a 400. ``DELETE`` answers
+``{"id", "object": "response", "deleted": true}`` and the id stops resolving. Nothing is
+inherited through ``previous_response_id``: a script's ``expect`` sees only what the
+request itself sent.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from ...openai_responses import _render
+from .. import _store
+from .._http import Rendered, Reply, bearer, begin_entry, reply_response, session_of
+from .._render_turn import arguments, usage
+from .._requests import FunctionResult, RequestView, list_of, texts, tool_names
+from . import Endpoint, Event, Ids, Provider, RenderedTurn
+from ._openai_responses_checks import check, emitted_index, openai_error
+
+if TYPE_CHECKING:
+    from .._script import ScriptTurn
+    from .._store_state import Record, SessionStore
+
+__all__ = ["PROVIDER"]
+
+_PROTOCOL = "openai_responses"
+_TERMINALS = frozenset({"response.completed", "response.incomplete", "response.failed"})
+# What the renderer can send: the three stream terminals (queued, in_progress and
+# cancelled belong to background mode, which the mock does not serve).
+STATUSES = ("completed", "incomplete", "failed")
+CHECKS = (
+    "openai_previous_response_found",
+    "openai_item_reference_found",
+    "openai_output_has_call",
+    "openai_call_has_output",
+    "openai_reasoning_has_next_item",
+    "openai_replay_matches_emitted",
+)
+
+
+# -- auth -------------------------------------------------------------------------------------
+
+
+def auth(request: Request) -> Reply | None:
+    if bearer(request):
+        return None
+    message = "You didn't provide an API key. Send it as 'Authorization: Bearer <key>'."
+    return Reply(401, error_body(401, message))
+
+
+def auth_azure(request: Request) -> Reply | None:
+    if request.headers.get("api-key") or bearer(request):
+        return None
+    message = "Access denied due to missing subscription key or Bearer token."
+    return Reply(401, error_body(401, message))
+
+
+# -- errors -----------------------------------------------------------------------------------
+
+_TYPES = {401: "invalid_request_error", 404: "invalid_request_error", 429: "requests"}
+_CODES = {401: "invalid_api_key", 429: "rate_limit_exceeded", 500: "server_error"}
+
+
+def error_body(status: int, message: str, *, code: str | None = None) -> dict[str, Any]:
+    kind = _TYPES.get(status, "invalid_request_error" if status < 500 else "server_error")
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+def http_error(status: int, message: str, retry: int | None) -> Reply:
+    """A scripted HTTP error; a 429 carries ``x-ratelimit-*`` headers."""
+    headers: dict[str, str] = {}
+    if retry is not None:
+        headers["retry-after"] = str(retry)
+    if status == 429:
+        reset = f"{retry if retry is not None else 1}s"
+        headers |= {
+            "x-ratelimit-limit-requests": "60",
+            "x-ratelimit-remaining-requests": "0",
+            "x-ratelimit-reset-requests": reset,
+            "x-ratelimit-limit-tokens": "150000",
+            "x-ratelimit-remaining-tokens": "0",
+            "x-ratelimit-reset-tokens": reset,
+        }
+    return Reply(status, error_body(status, message, code=_CODES.get(status)), headers)
+
+
+# -- the request view -------------------------------------------------------------------------
+
+
+def view(body: Mapping[str, Any]) -> RequestView:
+    inp = body.get("input")
+    found: list[str] = []
+    results = []
+    if isinstance(inp, str):
+        found.append(inp)
+    for item in list_of(inp):
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "function_call_output":
+            results.append(FunctionResult(item.get("call_id"), None, item.get("output"), False))
+        elif item.get("role") == "user":
+            found.extend(texts(item.get("content")))
+    return RequestView(
+        model=body.get("model"),
+        stream=body.get("stream") is True,
+        tools=tool_names(body.get("tools")),
+        results=tuple(results),
+        previous_id=body.get("previous_response_id"),
+        user_text="\n".join(found),
+        instructions=body.get("instructions"),
+    )
+
+
+# -- rendering --------------------------------------------------------------------------------
+
+
+def render(
+    turn: ScriptTurn, ids: Ids, stream: bool, model: str, stored: bool, baseline: str
+) -> RenderedTurn:
+    respond = turn.respond
+    response_id = ids("resp_", "response")
+    items: list[dict[str, Any]] = []
+    reasoning = respond.get("reasoning")
+    if reasoning is not None:
+        item = {"type": "reasoning", "id": ids("rs_", "reasoning"),
+                "summary": [reasoning.get("summary", "")]}  # fmt: skip
+        if reasoning.get("signature"):
+            item["encrypted_content"] = reasoning["signature"]
+        items.append(item)
+    if "text" in respond:
+        items.append({"type": "message", "id": ids("msg_", "message"), "text": respond["text"]})
+    calls: list[tuple[str, str]] = []
+    for n, spec in enumerate(respond.get("calls", [])):
+        call_id = spec.get("id") or ids("call_", "call", n)
+        calls.append((call_id, spec["name"]))
+        items.append({"type": "function_call", "id": ids("fc_", "item", n), "call_id": call_id,
+                      "name": spec["name"], "arguments": arguments(spec)})  # fmt: skip
+    status = respond.get("status", "completed")
+    counts = usage(respond.get("usage"), "input_tokens", "output_tokens")
+    if not stream:
+        body = _render.render_body(
+            response_id=response_id, model=model, items=items, status=status, usage=counts
+        )
+        return RenderedTurn(response_id, tuple(calls), [], body)
+    events = _render.render_events(
+        response_id=response_id, model=model, items=items, status=status,
+        split=turn.splitter(), interleave=respond.get("interleave") == "round_robin",
+        usage=counts, baseline=baseline,
+    )  # fmt: skip
+    return RenderedTurn(response_id, tuple(calls), events, None)
+
+
+def _event_name(event: Mapping[str, Any]) -> str:
+    return str(event["type"])
+
+
+# -- stream faults ----------------------------------------------------------------------------
+
+
+def error_event(sent: Sequence[Event], fault: Mapping[str, Any]) -> Event:
+    given = {k: fault[k] for k in ("error_type", "code", "shape") if k in fault}
+    seq = sent[-1]["sequence_number"] + 1 if sent else 0
+    return _render.render_error_event(message=fault.get("message"), sequence_number=seq, **given)
+
+
+def truncate(events: list[Event], fault: Mapping[str, Any]) -> list[Event]:
+    """Cut call ``fault["call"]``'s argument deltas after ``keep`` chars and end the stream
+    with ``response.incomplete`` (``max_output_tokens``) holding the cut call."""
+    added = [e for e in events if e["type"] == "response.output_item.added"]
+    calls = [e for e in added if e["item"]["type"] == "function_call"]
+    index = calls[fault.get("call", 0)]["output_index"]
+    terminal = events[-1]["response"]
+    full = terminal["output"][index]["arguments"]
+    keep = fault.get("keep", len(full) // 2)
+    out: list[Event] = []
+    done: dict[int, dict[str, Any]] = {}
+    sent = ""
+    for event in events:
+        kind = event["type"]
+        if kind == "response.function_call_arguments.delta" and event["output_index"] == index:
+            rest = keep - len(sent)
+            if len(event["delta"]) >= rest:
+                if rest:
+                    out.append({**event, "delta": event["delta"][:rest]})
+                sent += event["delta"][:rest]
+                break
+            sent += event["delta"]
+        elif kind == "response.output_item.done":
+            done[event["output_index"]] = event["item"]
+        out.append(event)
+    item = {**terminal["output"][index], "arguments": sent, "status": "incomplete"}
+    output = [done[i] for i in sorted(done)] + [item]
+    response = {
+        **copy.deepcopy(terminal),
+        "status": "incomplete",
+        "output": output,
+        "incomplete_details": {"reason": "max_output_tokens"},
+        "error": None,
+    }
+    out.append({"type": "response.incomplete", "response": response})
+    return [{**e, "sequence_number": n} for n, e in enumerate(out)]
+
+
+# -- what was emitted -------------------------------------------------------------------------
+
+
+def final_from_stream(rendered: Rendered) -> dict[str, Any] | None:
+    """The terminal event's ``response``: the complete Response object of a stream."""
+    if rendered.events and rendered.events[-1].get("type") in _TERMINALS:
+        response: dict[str, Any] = rendered.events[-1]["response"]
+        return response
+    return None
+
+
+def emitted_items(rendered: Rendered) -> list[dict[str, Any]]:
+    """The output items the client received (complete items only, in output order)."""
+    if rendered.body is not None:
+        return list(rendered.body.get("output", ()))
+    final = final_from_stream(rendered)
+    if final is not None:
+        return list(final.get("output", ()))
+    done = [e for e in rendered.events if e.get("type") == "response.output_item.done"]
+    return [e["item"] for e in sorted(done, key=lambda e: e.get("output_index", 0))]
+
+
+def index(store: SessionStore, record: Record) -> None:
+    """Index a record's output items by id, and the item after each reasoning item."""
+    items = emitted_items(record.received)
+    found = emitted_index(store)
+    for position, item in enumerate(items):
+        item_id = item.get("id")
+        if not isinstance(item_id, str):
+            continue
+        found.items[item_id] = item
+        found.owner[item_id] = record.id
+        if item.get("type") == "reasoning":
+            following = items[position + 1] if position + 1 < len(items) else None
+            found.followers[item_id] = following
+
+
+# -- stored responses -------------------------------------------------------------------------
+
+
+def _not_found(response_id: str) -> Reply:
+    return openai_error(404, f"No response found with id '{response_id}'.")
+
+
+def _stored_route(check_auth: Any) -> Any:
+    async def endpoint(request: Request) -> Response:
+        state, session = session_of(request)
+        entry = begin_entry(request, state, _PROTOCOL)
+        refused = check_auth(request)
+        if refused is not None:
+            return reply_response(entry, refused, "rejected")
+        response_id = request.path_params["response_id"]
+        with state.lock:
+            found = session.store.referable(_PROTOCOL, response_id)
+            if found is None:
+                reply = _not_found(response_id)
+            elif request.method == "DELETE":
+                found.deleted = True
+                reply = Reply(200, {"id": response_id, "object": "response", "deleted": True})
+            elif request.query_params.get("stream", "false").lower() == "true":
+                reply = openai_error(
+                    400,
+                    "callgate mock: streaming retrieval (stream=true) is not served; retrieve "
+                    "the Response object without it.",
+                    param="stream",
+                )
+            else:
+                reply = Reply(200, _store.final_object(state, found))
+        return reply_response(entry, reply, "state")
+
+    return endpoint
+
+
+def state_routes() -> list[Route]:
+    """GET/DELETE of stored responses (plain and Azure)."""
+    methods = ["GET", "DELETE"]
+    return [
+        Route("/openai/v1/responses/{response_id:str}", _stored_route(auth), methods=methods),
+        Route(
+            "/azure-openai/openai/v1/responses/{response_id:str}",
+            _stored_route(auth_azure),
+            methods=methods,
+        ),
+    ]
+
+
+PROVIDER = Provider(
+    protocol=_PROTOCOL,
+    prefixes=("/openai/", "/azure-openai/"),
+    endpoints=(
+        Endpoint("/openai/v1/responses", auth, ("/openai/v1/responses",)),
+        Endpoint(
+            "/azure-openai/openai/v1/responses",
+            auth_azure,
+            ("/azure-openai/openai/v1/responses",),
+        ),
+    ),
+    state_routes=state_routes,
+    view=view,
+    render=render,
+    encode=_render.encode_sse,
+    event_name=_event_name,
+    error_body=error_body,
+    http_error=http_error,
+    error_event=error_event,
+    truncate=truncate,
+    fault_options=frozenset({"error_shape"}),
+    statuses=STATUSES,
+    previous_key="previous_response_id",
+    checks=CHECKS,
+    check=check,
+    index=index,
+    final_from_stream=final_from_stream,
+)

@@ -1,0 +1,83 @@
+"""``callgate drift sdk`` reads type unions by AST (never importing) and diffs them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from callgate.recording._sdkdiff import ROOTS, read_unions, render_diff
+
+OLD = """
+from typing import Literal, Optional, Union
+from pydantic import Field as FieldInfo
+
+StopReason = Literal["end_turn", "tool_use"]
+
+class TextBlock(BaseModel):
+    text: str
+    citations: Optional[list] = None
+    type: Literal["text"]
+
+class ToolUseBlock(BaseModel):
+    id: str
+    input: object
+    type: Literal["tool_use"]
+
+ContentBlock = Union[TextBlock, ToolUseBlock]
+
+class MessageStartEvent(BaseModel):
+    message: object
+    type: Literal["message_start"]
+
+RawMessageStreamEvent = Annotated[Union[MessageStartEvent], PropertyInfo(discriminator="type")]
+
+class TextDelta(BaseModel):
+    text: str
+    type: Literal["text_delta"]
+
+RawContentBlockDelta = Union[TextDelta]
+"""
+
+NEW = (
+    OLD.replace('"tool_use"]\n\nclass', '"tool_use", "refusal"]\n\nclass', 1)
+    .replace("    id: str\n", '    id: str\n    async_: bool = FieldInfo(alias="async")\n')
+    .replace("    citations: Optional[list] = None\n", "")
+    .replace(
+        "ContentBlock = Union[TextBlock, ToolUseBlock]\n",
+        "class ThinkingBlock(BaseModel):\n    thinking: str\n    type: Literal['thinking']\n\n"
+        "ContentBlock = Union[TextBlock, ToolUseBlock, ThinkingBlock]\n",
+    )
+)
+
+
+def _package(root: Path, source: str) -> Path:
+    folder = root / ROOTS["anthropic"][0]
+    folder.mkdir(parents=True)
+    (folder / "types.py").write_text(source)
+    return root
+
+
+def test_unions_literals_aliases_and_required_fields_are_read_and_diffed(tmp_path: Path) -> None:
+    before = read_unions("anthropic", _package(tmp_path / "old", OLD))
+    after = read_unions("anthropic", _package(tmp_path / "new", NEW))
+    assert set(before["content blocks"]["members"]) == {"text", "tool_use"}
+    assert before["content blocks"]["members"]["text"]["required"] == ["text", "type"]
+    assert after["content blocks"]["members"]["tool_use"]["required"] == [
+        "async", "id", "input", "type"]  # fmt: skip
+    assert before["stop reasons"]["values"] == ["end_turn", "tool_use"]
+    report = render_diff("anthropic", "1", "2", before, after)
+    assert "- new type `thinking` (ThinkingBlock)" in report
+    assert "- `text`: removed field `citations`" in report
+    assert "- `tool_use`: now required `async`" in report
+    assert "- new value `refusal`" in report
+    assert "## stream events (1 in 2)\n\n- no change" in report
+
+
+def test_the_packaged_registry_is_the_one_the_drift_reports_give() -> None:
+    import json
+
+    from callgate.recording._sdkdiff import registry_from
+
+    root = Path(__file__).resolve().parents[2]
+    readings = [json.loads(p.read_text()) for p in sorted((root / "docs/drift").glob("*.json"))]
+    packaged = root / "src/callgate/recording/sdk_types.json"
+    assert registry_from(readings) == json.loads(packaged.read_text())
