@@ -111,6 +111,7 @@ _MODULES: Final = {
     "openai_responses": "openai_responses",
     "anthropic_messages": "anthropic_messages",
     "gemini_interactions": "gemini_interactions",
+    "gemini_generate_content": "gemini_generate_content",
 }
 PROTOCOLS: Final[tuple[str, ...]] = tuple(p for p in ROOM_PROTOCOLS if p in _MODULES)
 """The protocols the mock serves, in :data:`callgate._protocols.PROTOCOLS` order."""
