@@ -62,9 +62,11 @@ fuzz: $(STAMP)
 	CALLGATE_FUZZ_SECONDS=$(CALLGATE_FUZZ_SECONDS) CALLGATE_FUZZ_SEED=$(CALLGATE_FUZZ_SEED) \
 	  $(BIN)/python -m pytest tests/fuzz -q -s -p no:cacheprovider
 
-# The ledger's crash matrix in full: every fault point x effect class x store.
+# The ledger's crash matrix in full: every fault point x effect class x store, and on the
+# model side every point of the host loop x effect class x store x protocol (780 cells).
 crash-matrix: $(STAMP)
-	CALLGATE_CRASH_MATRIX=full $(BIN)/python -m pytest tests/ledger/test_ledger_crash.py
+	CALLGATE_CRASH_MATRIX=full $(BIN)/python -m pytest -q \
+	  tests/ledger/test_ledger_crash.py tests/ledger/test_ledger_crash_loop.py
 
 demo: $(RSTAMP)
 	$(BIN)/callgate demo

@@ -10,7 +10,7 @@ The allow-matrix (rows import columns):
     recording   kernel, rooms' public packages
     mock        kernel, rooms' and recording's public packages; a room's _render only from
                 mock/_providers/
-    top floor   anything (cli, pytest_plugin, _demo, _*_cli)
+    top floor   anything (cli, pytest_plugin, _demo, _demo_loop, _*_cli)
 
 Plus: no import cycle inside a package, and no provider-name literal in the mock's engine.
 """
@@ -33,7 +33,7 @@ ROOMS = {
 }
 KERNEL = {"_errors", "_limits", "_json", "_digest", "_fields", "_results", "_protocols", "sse"}
 KERNEL |= {"contracts", "__init__"}
-TOP = {"cli", "pytest_plugin", "_demo"}
+TOP = {"cli", "pytest_plugin", "_demo", "_demo_loop"}
 # Which top-level parts each part may import (besides itself and the standard library).
 ALLOWED: dict[str, set[str]] = {
     "kernel": KERNEL,

@@ -305,6 +305,19 @@ def _refusal(client: httpx.Client, srv: MockServer, report: _Report, which: str)
     report.say(f"    UNEXPECTED: the gate released {len(turn.calls)} call(s)")
 
 
+def _on_loop(name: str) -> Callable[[httpx.Client, MockServer, _Report], None]:
+    """A scenario of ``_demo_loop`` (the host loop over the ledger, its own mock server)."""
+
+    def scenario(client: httpx.Client, srv: MockServer, report: _Report) -> None:
+        from . import _demo_loop as _scenarios
+
+        if not getattr(_scenarios, name)(report.say):
+            report.failures += 1
+            report.say("    UNEXPECTED: the scenario did not end as the ledger promises")
+
+    return scenario
+
+
 SCENARIOS: list[tuple[str, Callable[[httpx.Client, MockServer, _Report], None]]] = [
     ("OpenAI Responses, stateful (previous_response_id)",
      lambda c, s, r: _openai(c, s, r, stateless=False)),
@@ -321,6 +334,9 @@ SCENARIOS: list[tuple[str, Callable[[httpx.Client, MockServer, _Report], None]]]
      lambda c, s, r: _refusal(c, s, r, "anthropic-max-tokens")),
     ("Gemini Interactions v1: connection closed before interaction.completed",
      lambda c, s, r: _refusal(c, s, r, "gemini-eof")),
+    ("Host loop + ledger: SIGKILL after a refund applied, before its result was sent",
+     _on_loop("crash_scenario")),
+    ("Host loop + ledger: an approval-gated tool", _on_loop("approval_scenario")),
 ]  # fmt: skip
 
 

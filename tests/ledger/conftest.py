@@ -61,15 +61,23 @@ def make_ledger(store_url: str) -> Iterator[Callable[..., Ledger]]:
         ledger.close()
 
 
-_CRASH_CELLS: dict[str, int] = {}
+_CRASH_CELLS: dict[str, dict[str, int]] = {}
+_CRASH_TESTS = {
+    "test_sigkill_at_a_fault_point": "effect side",
+    "test_sigkill_of_the_host_loop": "model side, host loop",
+}
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if report.when == "call" and "test_sigkill_at_a_fault_point" in report.nodeid:
-        _CRASH_CELLS[report.outcome] = _CRASH_CELLS.get(report.outcome, 0) + 1
+    if report.when != "call" and not (report.when == "setup" and report.skipped):
+        return
+    for test, side in _CRASH_TESTS.items():
+        if test in report.nodeid:
+            counts = _CRASH_CELLS.setdefault(side, {})
+            counts[report.outcome] = counts.get(report.outcome, 0) + 1
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if _CRASH_CELLS:
-        counts = ", ".join(f"{n} {outcome}" for outcome, n in sorted(_CRASH_CELLS.items()))
-        terminalreporter.write_line(f"ledger crash matrix cells: {counts}")
+    for side, cells in _CRASH_CELLS.items():
+        counts = ", ".join(f"{n} {outcome}" for outcome, n in sorted(cells.items()))
+        terminalreporter.write_line(f"ledger crash matrix cells ({side}): {counts}")

@@ -1,0 +1,296 @@
+"""One table entry per protocol: how the loop talks to a room.
+
+Each adapter knows its endpoint and headers, how tools are declared, the first request
+body, the event that names the provider turn (R5), how a turn is classified (calls, final
+answer or refusal), the continuation builder to call and whether a lost turn can be fetched
+again from the provider instead of re-asking the model. Only the rooms' public packages
+are used (looked up through :func:`callgate._protocols.room`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from .._errors import UsageError
+from .._protocols import room
+from .._results import ToolResult
+from ._model import ToolSpec, TurnRefused
+
+__all__ = ["ADAPTERS", "Adapter", "Config", "adapter_for"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Config:
+    """What a continuation needs besides the turn, its results and the previous body."""
+
+    model: str
+    tools: tuple[dict[str, Any], ...]
+    store: bool
+    instructions: str | None
+    max_tokens: int
+
+
+def _text_request(request: Any, key: str, wrap: Callable[[str], Any]) -> dict[str, Any]:
+    if isinstance(request, str):
+        return {key: wrap(request)}
+    if isinstance(request, Mapping):
+        return dict(request)
+    raise UsageError("request must be the user's text or a mapping of request fields")
+
+
+def _stream(body: dict[str, Any]) -> dict[str, Any]:
+    body["stream"] = True
+    return body
+
+
+# -- OpenAI Responses ---------------------------------------------------------------------
+
+
+def _oai_tools(specs: Sequence[ToolSpec]) -> tuple[dict[str, Any], ...]:
+    return tuple(
+        {
+            "type": "function",
+            "name": s.name,
+            "description": s.description,
+            "parameters": dict(s.parameters),
+        }
+        for s in specs
+    )
+
+
+def _oai_first(request: Any, cfg: Config) -> dict[str, Any]:
+    body = _text_request(request, "input", lambda t: [{"role": "user", "content": t}])
+    body.update(model=cfg.model, tools=list(cfg.tools), store=cfg.store)
+    if cfg.instructions is not None:
+        body["instructions"] = cfg.instructions
+    return _stream(body)
+
+
+def _oai_next(turn: Any, results: Sequence[ToolResult], prev: dict[str, Any], cfg: Config) -> Any:
+    oai = room("openai_responses")
+    common: dict[str, Any] = {
+        "model": cfg.model,
+        "instructions": cfg.instructions,
+        "tools": cfg.tools,
+        "request_controls": {"stream": True},
+    }
+    if cfg.store:
+        return oai.build_stateful_continuation(
+            turn, results, previous_response_was_stored=True, store=True, **common
+        )
+    prior = prev.get("input")
+    if isinstance(prior, str):
+        prior = [{"role": "user", "content": prior}]
+    return oai.build_stateless_continuation(
+        turn, results, prior_input_items=prior or [], store=False, **common
+    )
+
+
+def _oai_id(event: Mapping[str, Any]) -> Any:
+    if event.get("type") == "response.created":
+        response = event.get("response")
+        return response.get("id") if isinstance(response, Mapping) else None
+    return None
+
+
+def _oai_kind(turn: Any) -> str:
+    return "calls" if turn.calls else "final"
+
+
+# -- Anthropic Messages -------------------------------------------------------------------
+
+
+def _am_tools(specs: Sequence[ToolSpec]) -> tuple[dict[str, Any], ...]:
+    return tuple(
+        {"name": s.name, "description": s.description, "input_schema": dict(s.parameters)}
+        for s in specs
+    )
+
+
+def _am_first(request: Any, cfg: Config) -> dict[str, Any]:
+    body = _text_request(request, "messages", lambda t: [{"role": "user", "content": t}])
+    body.update(model=cfg.model, tools=list(cfg.tools), max_tokens=cfg.max_tokens)
+    if cfg.instructions is not None:
+        body["system"] = cfg.instructions
+    return _stream(body)
+
+
+def _am_next(turn: Any, results: Sequence[ToolResult], prev: dict[str, Any], cfg: Config) -> Any:
+    body = room("anthropic_messages").build_continuation(
+        turn,
+        results,
+        history=prev["messages"],
+        model=cfg.model,
+        max_tokens=cfg.max_tokens,
+        tools=cfg.tools,
+        system=cfg.instructions,
+    )
+    return _stream(body)
+
+
+def _am_id(event: Mapping[str, Any]) -> Any:
+    if event.get("type") == "message_start":
+        message = event.get("message")
+        return message.get("id") if isinstance(message, Mapping) else None
+    return None
+
+
+_AM_FINAL = frozenset({"end_turn", "stop_sequence"})
+
+
+def _am_kind(turn: Any) -> str:
+    if turn.calls:
+        return "calls"
+    if turn.recovery_calls or turn.stop_reason not in _AM_FINAL:
+        held = len(turn.recovery_calls)
+        raise TurnRefused(
+            f"stop_reason {turn.stop_reason!r} released no call ({held} held for recovery)",
+            provider="anthropic_messages",
+            turn=turn,
+        )
+    return "final"
+
+
+def _am_text(turn: Any) -> str:
+    return "".join(b.get("text", "") for b in turn.content if b.get("type") == "text")
+
+
+# -- Gemini Interactions ------------------------------------------------------------------
+
+
+def _gi_first(request: Any, cfg: Config) -> dict[str, Any]:
+    body = _text_request(
+        request,
+        "input",
+        lambda t: [{"type": "user_input", "content": [{"type": "text", "text": t}]}],
+    )
+    body.update(model=cfg.model, tools=list(cfg.tools), store=cfg.store)
+    if cfg.instructions is not None:
+        body["system_instruction"] = cfg.instructions
+    return _stream(body)
+
+
+def _gi_next(turn: Any, results: Sequence[ToolResult], prev: dict[str, Any], cfg: Config) -> Any:
+    gi = room("gemini_interactions")
+    common: dict[str, Any] = {
+        "model": cfg.model,
+        "tools": list(cfg.tools),
+        "system_instruction": cfg.instructions,
+    }
+    if cfg.store:
+        body = gi.build_stateful_continuation(
+            turn, results, previous_interaction_was_stored=True, store=True, **common
+        )
+    else:
+        body = gi.build_stateless_continuation(
+            turn,
+            results,
+            snapshot_source=turn.origin,
+            prior_input_steps=prev.get("input"),
+            **common,
+        )
+    return _stream(body)
+
+
+def _gi_id(event: Mapping[str, Any]) -> Any:
+    if event.get("event_type") == "interaction.created":
+        interaction = event.get("interaction")
+        return interaction.get("id") if isinstance(interaction, Mapping) else None
+    return None
+
+
+def _gi_kind(turn: Any) -> str:
+    if turn.calls:
+        return "calls"
+    if turn.status != "completed":
+        raise TurnRefused(
+            f"interaction status {turn.status!r} released no call",
+            provider="gemini_interactions",
+            turn=turn,
+        )
+    return "final"
+
+
+def _gi_text(turn: Any) -> str:
+    return "".join(
+        c.get("text", "")
+        for s in turn.steps
+        if s.get("type") == "model_output"
+        for c in s.get("content", ())
+        if isinstance(c, Mapping)
+    )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Adapter:
+    """How the loop drives one protocol room (see the module docstring)."""
+
+    protocol: str
+    path: str  # POST path under base_url
+    headers: Callable[[str], dict[str, str]]  # api key -> auth headers
+    declare: Callable[[Sequence[ToolSpec]], tuple[dict[str, Any], ...]]
+    first: Callable[[Any, Config], dict[str, Any]]
+    next: Callable[[Any, Sequence[ToolResult], dict[str, Any], Config], dict[str, Any]]
+    event_turn_id: Callable[[Mapping[str, Any]], Any]
+    turn_id: Callable[[Any], str | None]
+    kind: Callable[[Any], str]
+    text: Callable[[Any], str]
+    # The GET path (under base_url) that gives a stored turn back, by its id, and whether
+    # its answer is an SSE stream ("sse") or a JSON body ("body"); None: not retrievable.
+    retrieve: Callable[[str], tuple[str, str]] | None
+
+    def room(self) -> Any:
+        return room(self.protocol)
+
+
+ADAPTERS: dict[str, Adapter] = {
+    "openai_responses": Adapter(
+        protocol="openai_responses",
+        path="/responses",
+        headers=lambda key: {"authorization": f"Bearer {key}"},
+        declare=_oai_tools,
+        first=_oai_first,
+        next=_oai_next,
+        event_turn_id=_oai_id,
+        turn_id=lambda turn: turn.response_id,
+        kind=_oai_kind,
+        text=lambda turn: turn.text,
+        retrieve=lambda turn_id: (f"/responses/{turn_id}", "body"),
+    ),
+    "anthropic_messages": Adapter(
+        protocol="anthropic_messages",
+        path="/v1/messages",
+        headers=lambda key: {"x-api-key": key, "anthropic-version": "2023-06-01"},
+        declare=_am_tools,
+        first=_am_first,
+        next=_am_next,
+        event_turn_id=_am_id,
+        turn_id=lambda turn: turn.message_id,
+        kind=_am_kind,
+        text=_am_text,
+        retrieve=None,
+    ),
+    "gemini_interactions": Adapter(
+        protocol="gemini_interactions",
+        path="/v1/interactions",
+        headers=lambda key: {"x-goog-api-key": key},
+        declare=_oai_tools,  # the same function declaration shape
+        first=_gi_first,
+        next=_gi_next,
+        event_turn_id=_gi_id,
+        turn_id=lambda turn: turn.interaction_id,
+        kind=_gi_kind,
+        text=_gi_text,
+        retrieve=lambda turn_id: (f"/v1/interactions/{turn_id}?stream=true", "sse"),
+    ),
+}
+
+
+def adapter_for(protocol: str) -> Adapter:
+    room(protocol)  # UsageError for a name that is not a room
+    try:
+        return ADAPTERS[protocol]
+    except KeyError:
+        raise UsageError(f"the host loop does not drive {protocol!r} yet") from None

@@ -1,0 +1,117 @@
+"""The asyncio host loop: the same state machine as :class:`~callgate.loop.HostLoop`, with
+the model I/O awaited (``httpx.AsyncClient``, or an async ``send``).
+
+The ledger and the tools still run inline: a ledger commit or a tool that blocks blocks
+the event loop for that long (a SQLite commit with ``synchronous=FULL`` is one fsync).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import AsyncIterable, Awaitable, Callable
+from typing import Any
+
+from ..ledger import RequestRecord, RunLease
+from ._core import Got, LoopCore, Outcome, _Do, _side
+from ._model import LoopError, LoopResult
+from ._transport import AsyncHTTPTransport
+
+__all__ = ["AsyncHostLoop", "AsyncSend"]
+
+# (request body, headers) -> an async iterable of SSE byte chunks or event objects (or an
+# awaitable of one, as ``await client.responses.create(..., stream=True)`` gives).
+AsyncSend = Callable[[dict[str, Any], dict[str, str]], Awaitable[Any] | AsyncIterable[Any]]
+
+
+class AsyncHostLoop(LoopCore):
+    """:class:`~callgate.loop.HostLoop` for asyncio: ``await loop.run(run_id, request)``,
+    ``await loop.resume(run_id)``, ``async with``. Takes the same keywords; ``send`` is an
+    :data:`AsyncSend` and ``client`` an ``httpx.AsyncClient``."""
+
+    def _make_transport(self, base_url: str, timeout: float, client: Any) -> Any:
+        return AsyncHTTPTransport(base_url, timeout=timeout, client=client)
+
+    async def aclose(self) -> None:
+        if self._transport is not None:
+            await self._transport.aclose()
+
+    async def __aenter__(self) -> AsyncHostLoop:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def run(self, run_id: str, request: Any) -> LoopResult:
+        """As :meth:`HostLoop.run`."""
+        if self._ledger.requests(run_id):
+            return await self.resume(run_id)
+        self._start(run_id, request)
+        return await self._drive(run_id)
+
+    async def resume(self, run_id: str) -> LoopResult:
+        """As :meth:`HostLoop.resume`."""
+        if not self._ledger.requests(run_id):
+            raise LoopError(f"run {run_id!r} has no model request yet; call run()")
+        self._ledger.recover(self._worker)
+        return await self._drive(run_id)
+
+    async def _drive(self, run_id: str) -> LoopResult:
+        self._retries = 0
+        for _ in range(self._step_budget()):
+            lease = self._acquire(run_id)
+            try:
+                outcome = await self._step(run_id, lease)
+            finally:
+                self._ledger.release_run(lease)
+            if outcome is not None:
+                return outcome
+            if self._sleep_for:
+                await asyncio.sleep(self._sleep_for)
+                self._sleep_for = 0.0
+        raise LoopError(f"run {run_id!r} reached no final answer within {self._max_turns} turns")
+
+    async def _step(self, run_id: str, lease: RunLease) -> Outcome:
+        action = self._plan(run_id, lease)
+        if not isinstance(action, _Do):
+            return action
+        if action.fetch:
+            got = await self._fetch(action.req)
+        else:
+            got = await self._post(action.req, lease)
+        return self._land(run_id, lease, action.req, got)
+
+    async def _post(self, req: RequestRecord, lease: RunLease) -> Got:
+        self._ledger.mark_sent(req.request_id)
+        try:
+            return await self._stream(req)
+        except Exception as exc:
+            return self._post_failed(req, lease, exc)
+
+    async def _stream(self, req: RequestRecord) -> tuple[Any, Any, str]:
+        feed = self._feed(req)
+        if self._transport is not None:
+            opened = self._transport.post_stream(self._adapter.path, req.body, self._headers)
+            async with opened as chunks:
+                self._ledger.fault(f"after_{_side(req)}_sent")
+                async for chunk in chunks:
+                    feed.add(chunk)
+        else:
+            if self._send is None:  # pragma: no cover - the constructor requires one
+                raise LoopError("no transport and no send()")
+            items: Any = self._send(req.body, dict(self._headers))
+            if inspect.isawaitable(items):
+                items = await items
+            self._ledger.fault(f"after_{_side(req)}_sent")
+            async for item in items:
+                feed.add(item)
+        return self._finish(req, feed)
+
+    async def _fetch(self, req: RequestRecord) -> Got:
+        if self._transport is None or self._adapter.retrieve is None:  # pragma: no cover
+            raise LoopError("the turn is not retrievable")
+        path, kind = self._adapter.retrieve(req.provider_turn_id or "")
+        try:
+            return self._fetched(req, await self._transport.get(path, self._headers), kind)
+        except Exception as exc:
+            return self._fetch_failed(req, exc)

@@ -1,0 +1,350 @@
+"""The host tool loop: request -> stream -> strict parse -> gate -> ledger -> execute ->
+continuation from the ledger's results -> repeat, durably (rules R1-R5 of docs/ledger.md).
+
+Every step starts from what the ledger says about the run's last model request, so
+:meth:`HostLoop.run` and :meth:`HostLoop.resume` are the same state machine: a process
+killed anywhere picks up where the ledger stands, never re-running a tool to get a result
+(R4) and never re-asking the model for a turn it recorded (R1). The named fault points
+(``before_request_record`` ... ``after_continuation_identified``) go through the
+ledger's fault hook; the crash matrix kills the process there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .._digest import canonical_digest
+from .._errors import CallgateError, UsageError
+from .._json import loads_strict
+from ..ledger import (
+    CallInput,
+    EffectClass,
+    EffectRecord,
+    EffectState,
+    Ledger,
+    RequestRecord,
+    RequestState,
+    RunLease,
+    TurnInput,
+)
+from ._adapters import Adapter, Config, adapter_for
+from ._model import LoopError, LoopResult, ProviderHTTPError, Send, ToolSpec
+from ._transport import is_transport_error
+from ._wire import StreamFeed, TurnIdWatch, reparse
+
+__all__ = ["MODEL_FAULT_POINTS", "Got", "LoopCore", "Outcome"]
+
+# Where the crash matrix kills the host on the model side, in the order a run meets them.
+MODEL_FAULT_POINTS = (
+    "before_request_record",
+    "after_request_record",
+    "after_request_sent",
+    "after_first_event",
+    "before_turn_persist",
+    "after_turn_persist",
+    "after_continuation_record",
+    "after_continuation_sent",
+    "after_continuation_identified",
+)
+R = RequestState
+_DONE = frozenset(
+    {EffectState.COMMITTED, EffectState.FAILED, EffectState.REJECTED, EffectState.DELIVERED}
+)
+
+
+class LoopCore:
+    """What the sync :class:`~callgate.loop.HostLoop` and the async loop share: the whole
+    state machine except the model I/O (send a request, fetch a turn back)."""
+
+    _retries = 0
+    _sleep_for = 0.0
+
+    def _make_transport(self, base_url: str, timeout: float, client: Any) -> Any:
+        raise NotImplementedError
+
+    def _start(self, run_id: str, request: Any) -> None:
+        """Open the run and record its first request (nothing is sent yet)."""
+        self._ledger.open_run(run_id, unresolved=self._unresolved)
+        body = self._adapter.first(request, self._cfg)
+        lease = self._acquire(run_id)
+        try:
+            self._record(run_id, lease, body, carries=None)
+        finally:
+            self._ledger.release_run(lease)
+
+    def _step_budget(self) -> int:
+        return 4 * self._max_turns + 2 * self._max_retries + 4
+
+    def __init__(
+        self,
+        *,
+        protocol: str,
+        ledger: Ledger,
+        tools: Sequence[ToolSpec],
+        model: str,
+        base_url: str | None = None,
+        api_key: str = "",
+        send: Send | None = None,
+        store: bool = True,
+        instructions: str | None = None,
+        max_tokens: int = 1024,
+        headers: Mapping[str, str] | None = None,
+        client: Any = None,
+        timeout: float = 60.0,
+        max_retries: int = 2,
+        retry_backoff: float = 0.25,
+        max_turns: int = 16,
+        worker_id: str = "host-loop",
+        unresolved: str = "hold",
+        provider_side_effects: bool = False,
+        lease_seconds: float = 30.0,
+    ) -> None:
+        self._adapter: Adapter = adapter_for(protocol)
+        if not isinstance(ledger, Ledger):
+            raise UsageError("ledger must be a callgate.ledger.Ledger")
+        if (send is None) == (base_url is None):
+            raise UsageError("give exactly one of base_url= (HTTP) and send= (your client)")
+        if type(max_retries) is not int or max_retries < 0:
+            raise UsageError("max_retries must be an int >= 0")
+        specs = list(tools)
+        if any(not isinstance(s, ToolSpec) for s in specs):
+            raise UsageError("tools must be ToolSpec values")
+        for spec in specs:
+            ledger.register(spec.tool)
+        self.protocol = protocol
+        self._ledger = ledger
+        self._send = send
+        self._transport: Any = self._make_transport(base_url, timeout, client) if base_url else None
+        auth = self._adapter.headers(api_key) if base_url else {}
+        self._headers = {**auth, **dict(headers or {})}
+        self._cfg = Config(model, self._adapter.declare(specs), store, instructions, max_tokens)
+        self._max_retries = max_retries
+        self._backoff = retry_backoff
+        self._max_turns = max_turns
+        self._worker = worker_id
+        self._unresolved = unresolved
+        self._side_effects = bool(provider_side_effects)
+        self._lease_seconds = lease_seconds
+
+    def _plan(self, run_id: str, lease: RunLease) -> Outcome | _Do:
+        """What the run's last request needs: an outcome, nothing more now (None), or a
+        send or fetch (:class:`_Do`), the only steps that do model I/O."""
+        requests = self._ledger.requests(run_id)
+        req = requests[-1]
+        if req.state is R.TURN_PERSISTED:
+            seq = sum(1 for r in requests if r.state is R.TURN_PERSISTED)
+            if seq > self._max_turns:
+                raise LoopError(f"run {run_id!r} reached {self._max_turns} turns")
+            return self._after_turn(run_id, lease, req, seq)
+        if req.state is R.FAILED_DEFINITE:
+            return self._result(run_id, "refused", detail=f"request {req.request_id} failed")
+        in_doubt = req.state in (R.SENT, R.IDENTIFIED, R.UNKNOWN)
+        if in_doubt and req.provider_side_effects:
+            return self._result(
+                run_id,
+                "held",
+                detail=f"request {req.request_id} is {req.state.value} and declared "
+                "provider-side effects: an operator decides (R5)",
+            )
+        if req.state is R.IDENTIFIED and self._retrievable(req):
+            return _Do(req, fetch=True)
+        if req.state in (R.IDENTIFIED, R.UNKNOWN):
+            if req.state is R.IDENTIFIED:
+                self._ledger.request_failed(
+                    req.request_id, definite=False, reason="turn lost before it was persisted"
+                )
+            self._record(run_id, lease, req.body, carries=req.carries_turn)  # re-send (R5)
+            return None
+        return _Do(req, fetch=False)
+
+    def _land(self, run_id: str, lease: RunLease, req: RequestRecord, got: Got) -> Outcome:
+        if got is None or isinstance(got, LoopResult):
+            return got
+        return self._persist(run_id, lease, req, *got)
+
+    def _after_turn(
+        self, run_id: str, lease: RunLease, req: RequestRecord, seq: int
+    ) -> LoopResult | None:
+        turn = reparse(self._adapter.room(), self._ledger.turn_snapshot(run_id, seq))
+        if self._adapter.kind(turn) == "final":
+            return self._result(run_id, "final", text=self._adapter.text(turn))
+        for effect in self._turn_effects(run_id, seq):
+            if (
+                effect.state is EffectState.UNKNOWN
+                and effect.effect_class is EffectClass.VERIFIABLE
+            ):
+                effect = self._ledger.verify(effect.effect_id)
+            if effect.state is EffectState.READY:
+                self._ledger.execute(
+                    effect.effect_id, worker_id=self._worker, lease_seconds=self._lease_seconds
+                )
+        results = self._ledger.results(run_id, seq)
+        if results is None:
+            pending = tuple(e for e in self._turn_effects(run_id, seq) if e.state not in _DONE)
+            return self._result(run_id, "waiting", pending=pending)
+        body = self._adapter.next(turn, results, req.body, self._cfg)
+        self._record(run_id, lease, body, carries=seq)
+        return None
+
+    def _persist(
+        self, run_id: str, lease: RunLease, req: RequestRecord, turn: Any, snapshot: Any, tid: str
+    ) -> LoopResult | None:
+        try:
+            self._adapter.kind(turn)
+        except CallgateError as exc:
+            return self._refuse(run_id, req, exc)
+        self._ledger.fault("before_turn_persist")
+        calls = [CallInput(c.call_id, c.name, c.arguments) for c in turn.calls]
+        self._ledger.record_turn(
+            req.request_id,
+            TurnInput(self.protocol, tid, turn.digest, snapshot, calls),
+            lease=lease,
+        )
+        self._ledger.fault("after_turn_persist")
+        return None
+
+    def _record(
+        self, run_id: str, lease: RunLease, body: dict[str, Any], *, carries: int | None
+    ) -> None:
+        point = "request" if carries is None else "continuation"
+        self._ledger.fault(f"before_{point}_record")
+        self._ledger.record_request(
+            run_id,
+            provider=self.protocol,
+            request_digest=canonical_digest(body),
+            body=body,
+            carries_turn=carries,
+            provider_side_effects=self._side_effects,
+            lease=lease,
+        )
+        self._ledger.fault(f"after_{point}_record")
+
+    def _post_failed(self, req: RequestRecord, lease: RunLease, exc: Exception) -> Got:
+        """A send raised: refuse, retry within the budget, or re-raise what is not ours."""
+        if isinstance(exc, ProviderHTTPError):
+            # An HTTP error before any event: the provider started no turn (definite).
+            self._ledger.request_failed(req.request_id, definite=True, reason=str(exc))
+            if exc.retryable and self._spend_retry():
+                self._record(req.run_id, lease, req.body, carries=req.carries_turn)
+                return None
+            return self._refuse(req.run_id, req, exc, failed=True)
+        if isinstance(exc, CallgateError):  # the stream broke a protocol rule: nothing runs
+            return self._refuse(req.run_id, req, exc)
+        if is_transport_error(exc) and self._spend_retry():
+            return None  # SENT or IDENTIFIED: the next step retries or reconciles (R5)
+        raise exc
+
+    def _spend_retry(self) -> bool:
+        """Take one retry from the budget; the driver waits ``_sleep_for`` before the next
+        step (time.sleep or asyncio.sleep)."""
+        if self._retries >= self._max_retries:
+            return False
+        self._retries += 1
+        self._sleep_for = self._backoff * self._retries
+        return True
+
+    def _feed(self, req: RequestRecord) -> StreamFeed:
+        def found(turn_id: str) -> None:
+            self._identify(req, turn_id, _side(req))
+
+        parser = self._adapter.room().Parser()
+        return StreamFeed(parser, TurnIdWatch(self._adapter.event_turn_id), found)
+
+    def _finish(self, req: RequestRecord, feed: StreamFeed) -> tuple[Any, Any, str]:
+        snapshot = feed.snapshot()
+        turn = feed.parser.finish()
+        tid = feed.watch.turn_id or self._adapter.turn_id(turn)
+        if tid is None:  # an unstored Gemini interaction has no id: a local one
+            tid = f"local-{req.request_id[:24]}"
+        if feed.watch.turn_id is None:
+            self._identify(req, tid, _side(req))
+        return turn, snapshot, tid
+
+    def _identify(self, req: RequestRecord, turn_id: str, point: str) -> None:
+        self._ledger.identify(req.request_id, turn_id)
+        self._ledger.fault(
+            "after_first_event" if point == "request" else f"after_{point}_identified"
+        )
+
+    def _retrievable(self, req: RequestRecord) -> bool:
+        body = req.body if isinstance(req.body, Mapping) else {}
+        return (
+            self._transport is not None
+            and self._adapter.retrieve is not None
+            and body.get("store") is True
+            and req.provider_turn_id is not None
+        )
+
+    def _fetched(self, req: RequestRecord, data: bytes, kind: str) -> tuple[Any, Any, str]:
+        snapshot = {"body": loads_strict(data)} if kind == "body" else {"sse": data.decode()}
+        return reparse(self._adapter.room(), snapshot), snapshot, req.provider_turn_id or ""
+
+    def _fetch_failed(self, req: RequestRecord, exc: Exception) -> Got:
+        if isinstance(exc, ProviderHTTPError):
+            if exc.retryable and self._spend_retry():
+                return None
+            self._ledger.request_failed(req.request_id, definite=False, reason=str(exc))
+            return None  # unknown: the next step re-sends
+        if isinstance(exc, CallgateError):
+            return self._refuse(req.run_id, req, exc)
+        if is_transport_error(exc) and self._spend_retry():
+            return None
+        raise exc
+
+    def _refuse(
+        self, run_id: str, req: RequestRecord, exc: CallgateError, *, failed: bool = False
+    ) -> LoopResult:
+        if not failed:
+            current = self._ledger.request(req.request_id)
+            if current.state in (R.PREPARED, R.SENT, R.IDENTIFIED, R.UNKNOWN):
+                self._ledger.request_failed(
+                    req.request_id, definite=True, reason=f"refused: {type(exc).__name__}: {exc}"
+                )
+        return self._result(run_id, "refused", error=exc, detail=f"{type(exc).__name__}: {exc}")
+
+    def _turn_effects(self, run_id: str, seq: int) -> list[EffectRecord]:
+        return [e for e in self._ledger.effects(run_id) if e.turn_seq == seq]
+
+    def _result(
+        self,
+        run_id: str,
+        status: str,
+        *,
+        text: str = "",
+        pending: tuple[EffectRecord, ...] = (),
+        error: CallgateError | None = None,
+        detail: str = "",
+    ) -> LoopResult:
+        turns = sum(1 for r in self._ledger.requests(run_id) if r.state is R.TURN_PERSISTED)
+        return LoopResult(
+            status=status,
+            text=text,
+            turns=turns,
+            effects=self._ledger.effects(run_id),
+            pending=pending,
+            error=error,
+            detail=detail,
+        )
+
+    def _acquire(self, run_id: str) -> RunLease:
+        return self._ledger.acquire_run(
+            run_id, worker_id=self._worker, lease_seconds=self._lease_seconds
+        )
+
+
+Got = tuple[Any, Any, str] | LoopResult | None
+Outcome = LoopResult | None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Do:
+    """A step that needs model I/O: send ``req`` or fetch its stored turn back."""
+
+    req: RequestRecord
+    fetch: bool
+
+
+def _side(req: RequestRecord) -> str:
+    return "request" if req.carries_turn is None else "continuation"

@@ -1,0 +1,99 @@
+"""The loop's vocabulary: tool declarations, results, refusals and the send seam."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from .._errors import CallgateError, UsageError
+from ..ledger import EffectRecord, Tool
+
+__all__ = [
+    "LoopError",
+    "LoopResult",
+    "ProviderHTTPError",
+    "Send",
+    "ToolSpec",
+    "TurnRefused",
+]
+
+# The send seam: (request body, headers) -> the stream as SSE byte chunks or decoded event
+# objects (mappings, or SDK events with ``to_dict(mode="json")``). Raise to fail the send.
+Send = Callable[[dict[str, Any], dict[str, str]], Iterable[Any]]
+
+
+class LoopError(CallgateError):
+    """The loop cannot go on (bad configuration, a run in an impossible state)."""
+
+
+class TurnRefused(CallgateError):  # noqa: N818 - a verdict on a turn, like the parsers'
+    """The turn ended in a state that releases nothing (e.g. Anthropic ``max_tokens`` with
+    calls left for recovery, ``refusal``, ``pause_turn``). Nothing was executed."""
+
+
+class ProviderHTTPError(CallgateError):
+    """The provider answered the request with an HTTP error before any event.
+
+    ``status`` is the HTTP status, ``body`` what it said (text, cut to 2,000 chars),
+    ``retryable`` whether the loop's own retry budget may spend a retry on it."""
+
+    def __init__(self, message: str, *, status: int, body: str, retryable: bool) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = body
+        self.retryable = retryable
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False)
+class ToolSpec:
+    """A ledger :class:`~callgate.ledger.Tool` with what the model is told about it.
+
+    ``parameters`` is the JSON Schema of the arguments (an object schema)."""
+
+    tool: Tool
+    description: str
+    parameters: Mapping[str, Any]
+
+    def __init__(
+        self, tool: Tool, *, description: str = "", parameters: Mapping[str, Any] | None = None
+    ) -> None:
+        if not isinstance(tool, Tool):
+            raise UsageError("ToolSpec takes a callgate.ledger.Tool")
+        if type(description) is not str:
+            raise UsageError("ToolSpec.description must be a str")
+        schema = dict(parameters) if parameters is not None else {"type": "object"}
+        object.__setattr__(self, "tool", tool)
+        object.__setattr__(self, "description", description)
+        object.__setattr__(self, "parameters", schema)
+
+    @property
+    def name(self) -> str:
+        return self.tool.name
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class LoopResult:
+    """Where a run stands after :meth:`HostLoop.run` / :meth:`HostLoop.resume`.
+
+    ``status``:
+
+    - ``"final"``: the model gave its answer (``text``).
+    - ``"waiting"``: an effect waits for a decision (approval, verifier, operator):
+      ``pending`` lists them; ``resume`` after the decision.
+    - ``"held"``: a model request is in doubt and declared provider-side effects (R5):
+      an operator must decide; ``detail`` says which request.
+    - ``"refused"``: the turn released nothing; ``error`` is the typed error (``None``
+      when reporting a refusal recorded before a restart; ``detail`` names it).
+
+    ``turns`` is the number of model turns recorded for the run; ``effects`` its effect
+    records, in turn and call order.
+    """
+
+    status: str
+    text: str
+    turns: int
+    effects: tuple[EffectRecord, ...]
+    pending: tuple[EffectRecord, ...] = ()
+    error: CallgateError | None = None
+    detail: str = ""
