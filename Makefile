@@ -49,9 +49,10 @@ test: lint typecheck
 	$(MAKE) test-baseline
 
 # The official-SDK conformance tests again, against the 2026-07-21 baseline SDKs.
+BASELINE_TESTS = tests/mock/test_mock_sdk_conformance.py tests/mock/test_mock_ggc_sdk_conformance.py
 test-baseline: $(BSTAMP)
-	$(BASE)/bin/python -m pytest tests/mock/test_mock_sdk_conformance.py
-	$(BASE)/bin/python -O -W error -m pytest tests/mock/test_mock_sdk_conformance.py
+	$(BASE)/bin/python -m pytest $(BASELINE_TESTS)
+	$(BASE)/bin/python -O -W error -m pytest $(BASELINE_TESTS)
 
 # The mutation fuzzer of tests/fuzz for minutes with a fresh seed (it runs for a few
 # seconds with a fixed seed inside `make test`). Override CALLGATE_FUZZ_SECONDS/_SEED.

@@ -57,6 +57,9 @@ CASES = {
     "gemini_interactions": Case(
         "gemini_interactions", "weather_call_with_thought", "create_body_two_calls"
     ),
+    "gemini_generate_content": Case(
+        "gemini_generate_content", "parallel_calls_one_chunk", "body_two_calls"
+    ),
 }
 
 

@@ -27,6 +27,12 @@ ROOM_NAMES = {
         "build_stateless_continuation",
         "parse_interaction",
     },
+    "gemini_generate_content": {
+        "FunctionCall",
+        "LOCAL_ID_PREFIX",
+        "build_continuation",
+        "same_signature",
+    },
 }
 
 

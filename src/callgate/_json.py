@@ -47,7 +47,7 @@ def _reject_constant(name: str) -> NoReturn:
     _fail(f"non-finite number {name} is not JSON")
 
 
-def _make_decoder(limits: Limits) -> json.JSONDecoder:
+def _make_decoder(limits: Limits, *, int_hook: bool = True) -> json.JSONDecoder:
     max_digits = limits.max_json_int_digits
 
     def parse_int(text: str) -> int:
@@ -87,7 +87,7 @@ def _make_decoder(limits: Limits) -> json.JSONDecoder:
     return json.JSONDecoder(
         object_pairs_hook=pairs_hook,
         parse_float=parse_float,
-        parse_int=parse_int,
+        parse_int=parse_int if int_hook else None,  # None: the C scanner's own int()
         parse_constant=_reject_constant,
         strict=True,
     )
@@ -97,17 +97,29 @@ _INF = float("inf")
 _WS = " \t\n\r"
 _ENCODE = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
 _Scanner = Callable[[str, int], tuple[Any, int]]
-_SCANNERS: dict[Limits, _Scanner] = {}
+# (limits, scanner with every hook, scanner without the integer hook) per Limits object.
+_Scanners = tuple[Limits, _Scanner, _Scanner]
+_BY_VALUE: dict[Limits, _Scanners] = {}
+# The same entries keyed by id(): a call then costs no hash of the 13-field Limits. An
+# entry holds its Limits, so that id cannot be reused while the entry lives.
+_BY_ID: dict[int, _Scanners] = {}
 
 
-def _scanner_for(limits: Limits) -> _Scanner:
-    """The C scanner of a hooked decoder, cached per ``Limits`` (they are hashable)."""
-    scanner = _SCANNERS.get(limits)
-    if scanner is None:
-        if len(_SCANNERS) > 64:
-            _SCANNERS.clear()
-        scanner = _SCANNERS[limits] = cast(_Scanner, _make_decoder(limits).scan_once)  # type: ignore[attr-defined]
-    return scanner
+def _scanners_for(limits: Limits) -> _Scanners:
+    """The C scanners of the hooked decoders for ``limits``, built once per value."""
+    entry = _BY_ID.get(id(limits))
+    if entry is not None and entry[0] is limits:
+        return entry
+    if len(_BY_ID) > 64 or len(_BY_VALUE) > 64:
+        _BY_ID.clear()
+        _BY_VALUE.clear()
+    entry = _BY_VALUE.get(limits)
+    if entry is None:
+        hooked = _make_decoder(limits).scan_once  # type: ignore[attr-defined]
+        bare_ints = _make_decoder(limits, int_hook=False).scan_once  # type: ignore[attr-defined]
+        entry = _BY_VALUE[limits] = (limits, cast(_Scanner, hooked), cast(_Scanner, bare_ints))
+    entry = _BY_ID[id(limits)] = (limits, entry[1], entry[2])
+    return entry
 
 
 def _neutral(raw: bytes) -> bytes:
@@ -294,10 +306,22 @@ def loads_strict(
 
     if not text or text.isspace():
         _fail("empty JSON document", 0)
-    _prescan(text, raw, limits, from_str)
+    size, depth_bound = len(text), limits.max_json_depth
+    # _prescan's own cheap test, inlined: most documents skip the call altogether.
+    if (
+        size > depth_bound and text.count("[") + text.count("{") > depth_bound
+    ) or size > limits.max_json_string_chars + 2:
+        _prescan(text, raw, limits, from_str)
     start = 0 if text[0] not in _WS else len(text) - len(text.lstrip(_WS))
+    entry = _BY_ID.get(id(limits))
+    if entry is None or entry[0] is not limits:
+        entry = _scanners_for(limits)
+    # An integer literal is no longer than the text: in a text of at most
+    # max_json_int_digits characters the digit bound cannot be crossed, so the C
+    # scanner's own int() (the same value) replaces one Python hook call per integer.
+    scanner = entry[2] if size <= limits.max_json_int_digits else entry[1]
     try:
-        value, end = _scanner_for(limits)(text, start)
+        value, end = scanner(text, start)
     except StopIteration as stop:
         _fail_at(data, text, "invalid JSON: Expecting value", stop.value)
     except json.JSONDecodeError as exc:

@@ -18,6 +18,7 @@ _ROOMS: Final = {
     "openai_responses": "callgate.openai_responses",
     "anthropic_messages": "callgate.anthropic_messages",
     "gemini_interactions": "callgate.gemini_interactions",
+    "gemini_generate_content": "callgate.gemini_generate_content",
 }
 
 PROTOCOLS: Final[tuple[str, ...]] = tuple(_ROOMS)

@@ -177,9 +177,10 @@ def test_snake_case_declarations_count_as_declared() -> None:
     assert _build(turn, tools=tools)["body"]["tools"] == tools
 
 
-def test_a_function_declared_twice_is_refused() -> None:
+def test_a_function_declared_twice_is_a_usage_error() -> None:
+    # Malformed tool declarations are argument shape in every room, not conversation state.
     tools = [{"functionDeclarations": [{"name": "get_weather"}, {"name": "get_time"}]}] * 2
-    with pytest.raises(ContinuationError):
+    with pytest.raises(UsageError, match="declared twice"):
         _build(_turn(), tools=tools)
 
 
@@ -206,9 +207,46 @@ def test_history_preconditions_are_continuation_errors() -> None:
     for history in ([], [model, USER], [USER, model], [{"role": "tool", "parts": []}]):
         with pytest.raises(ContinuationError):
             _build(_turn(), history=history)
+
+
+def test_a_history_signature_that_is_not_base64_is_a_usage_error() -> None:
+    # The caller's own Content is malformed (the parser never hands out such a signature).
     bad_sig = {"role": "model", "parts": [{"text": "x", "thoughtSignature": "%%"}]}
-    with pytest.raises(ContinuationError):
+    with pytest.raises(UsageError, match="not base64"):
         _build(_turn(), history=[USER, bad_sig, USER])
+
+
+@pytest.mark.parametrize("results", [None, 3, "fc-1", b"fc-1", {"fc-1": "x"}])
+def test_results_that_are_not_an_iterable_are_a_usage_error(results: Any) -> None:
+    with pytest.raises(UsageError, match="iterable of ToolResult"):
+        build_continuation(
+            _turn(),
+            results,
+            history=[USER],
+            model="m",
+            tools=TOOLS,
+            tool_config=None,
+            system_instruction=None,
+            generation_config=None,
+            safety_settings=None,
+        )
+
+
+def test_a_result_that_is_not_a_tool_result_is_a_usage_error() -> None:
+    turn = _turn()
+    with pytest.raises(UsageError, match="not a ToolResult"):
+        _build(turn, [_results(turn)[0], ("fc-2", "out")])
+
+
+def test_results_are_read_only_as_far_as_binding_needs() -> None:
+    turn = _turn()
+
+    def endless() -> Any:
+        while True:
+            yield from _results(turn)
+
+    with pytest.raises(BindingError, match="more results"):
+        _build(turn, endless())
 
 
 @pytest.mark.parametrize(

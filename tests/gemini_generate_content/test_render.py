@@ -12,10 +12,11 @@ from hypothesis import strategies as st
 from callgate import ProviderError, TruncatedStreamError, UsageError
 from callgate.gemini_generate_content import parse_response, parse_stream
 from callgate.gemini_generate_content._render import (
+    encode_sse,
     render_blocked,
     render_body,
-    render_chunks,
     render_error_event,
+    render_events,
     render_stream,
     wire_parts,
 )
@@ -101,7 +102,7 @@ def test_render_then_parse_gives_back_the_script(spec: dict[str, Any], data: st.
     # every signed wire part is in the turn exactly as written
     wire = [
         p
-        for c in render_chunks(**spec)
+        for c in render_events(**spec)
         for p in c["candidates"][0].get("content", {}).get("parts", [])
     ]
     signed = [p for p in wire if "thoughtSignature" in p]
@@ -112,8 +113,8 @@ def test_render_then_parse_gives_back_the_script(spec: dict[str, Any], data: st.
 
 def test_parallel_calls_in_one_chunk_or_several() -> None:
     parts = [{"function_call": {"name": "f", "args": {"i": i}}} for i in range(3)]
-    one = render_chunks(parts=parts, chunk_plan=[3])
-    several = render_chunks(parts=parts)
+    one = render_events(parts=parts, chunk_plan=[3])
+    several = render_events(parts=parts)
     assert len(one) == 1
     assert len(several) == 3
     for chunks in (one, several):
@@ -122,13 +123,13 @@ def test_parallel_calls_in_one_chunk_or_several() -> None:
 
 
 def test_the_finish_and_usage_ride_on_the_last_chunk_only() -> None:
-    chunks = render_chunks(
+    chunks = render_events(
         parts=[{"text": "ab", "deltas": ["a", "b"]}], usage={"totalTokenCount": 2}
     )
     assert "finishReason" not in chunks[0]["candidates"][0]
     assert "usageMetadata" not in chunks[0]
     assert chunks[-1]["candidates"][0]["finishReason"] == "STOP"
-    every = render_chunks(
+    every = render_events(
         parts=[{"text": "ab", "deltas": ["a", "b"]}],
         usage={"totalTokenCount": 2},
         usage_on_every_chunk=True,
@@ -155,7 +156,7 @@ def test_scripted_refusal_truncation_and_continuation() -> None:
 
 
 def test_error_event_has_error_first_and_parses_as_provider_error() -> None:
-    event = render_error_event(503, "overloaded", "UNAVAILABLE")
+    event = encode_sse([render_error_event(code=503, message="overloaded", status="UNAVAILABLE")])
     assert event.startswith(b'data: {"error":{"code":503')
     with pytest.raises(ProviderError) as err:
         parse_stream(render_stream(parts=[{"text": "x"}], finish_reason=None) + event)

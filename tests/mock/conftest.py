@@ -18,12 +18,21 @@ AUTH = {
     "openai_responses": {"authorization": "Bearer test"},
     "anthropic_messages": {"x-api-key": "test", "anthropic-version": "2023-06-01"},
     "gemini_interactions": {"x-goog-api-key": "test"},
+    "gemini_generate_content": {"x-goog-api-key": "test"},
 }
 PATHS = {
     "openai_responses": "/openai/v1/responses",
     "anthropic_messages": "/anthropic/v1/messages",
     "gemini_interactions": "/gemini/v1/interactions",
+    "gemini_generate_content": "/gemini/v1beta/models/m:generateContent",
 }
+# generateContent streams on its own method (the stream flag is in the path, not the body).
+STREAM_PATHS = {"gemini_generate_content": "/gemini/v1beta/models/m:streamGenerateContent?alt=sse"}
+
+
+def path_of(protocol: str, stream: bool) -> str:
+    """The create route of ``protocol`` for a streamed or a JSON answer."""
+    return STREAM_PATHS.get(protocol, PATHS[protocol]) if stream else PATHS[protocol]
 
 
 def asgi_call(
@@ -31,6 +40,7 @@ def asgi_call(
 ) -> tuple[int, dict[str, str], list[bytes]]:
     """POST to ``app`` in-process; return status, headers and every body message sent."""
     raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+    path, _, query = path.partition("?")
     messages: list[dict[str, Any]] = []
     request_sent = False
 
@@ -53,7 +63,7 @@ def asgi_call(
         "scheme": "http",
         "path": path,
         "raw_path": path.encode(),
-        "query_string": b"",
+        "query_string": query.encode(),
         "root_path": "",
         "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()]
         + [(b"content-type", b"application/json")],
@@ -77,7 +87,10 @@ def call_app() -> Any:
     ) -> tuple[int, dict[str, str], list[bytes], Any]:
         app = create_app(script)
         status, head, bodies = asgi_call(
-            app, PATHS[protocol], body, AUTH[protocol] if headers is None else headers
+            app,
+            path_of(protocol, body.get("stream") is True),
+            body,
+            AUTH[protocol] if headers is None else headers,
         )
         return status, head, bodies, app.state.callgate
 

@@ -20,6 +20,7 @@ from callgate import (
     TruncatedStreamError,
 )
 from callgate import anthropic_messages as am
+from callgate import gemini_generate_content as ggc
 from callgate import gemini_interactions as gi
 from callgate import openai_responses as oai
 from callgate.mock import (
@@ -33,14 +34,17 @@ from callgate.mock import (
 )
 from callgate.sse import SSEDecoder
 
-from .conftest import AUTH, PATHS, asgi_call
+from .conftest import AUTH, PATHS, asgi_call, path_of
 
 PROTOCOLS = sorted(PATHS)
 PARSE = {
     "openai_responses": oai.parse_stream,
     "anthropic_messages": am.parse_stream,
     "gemini_interactions": gi.parse_stream,
+    "gemini_generate_content": ggc.parse_stream,
 }
+# generateContent decodes UTF-8 with the JSON of one whole event (its framing keeps bytes).
+BAD_BYTES = {"gemini_generate_content": JSONError}
 ARGS = {"city": "Paris", "unit": "celsius"}
 ARGS_TEXT = json.dumps(ARGS, separators=(",", ":"))
 
@@ -48,12 +52,17 @@ ARGS_TEXT = json.dumps(ARGS, separators=(",", ":"))
 def _script(protocol: str, **respond: Any) -> Any:
     respond.setdefault("calls", [call("get_weather", **ARGS)])
     respond.setdefault("chunking", {"fixed": 4})
+    if protocol == "gemini_generate_content":  # a call is one whole event there: add text
+        respond.setdefault("text", "Checking the weather in Paris.")
     return ScriptBuilder(seed=3).turn(protocol, expect={"model": "m"}, **respond).build()
 
 
 def _post(app: Any, protocol: str, stream: bool = True, **headers: str) -> tuple[int, Any, bytes]:
     status, head, bodies = asgi_call(
-        app, PATHS[protocol], {"model": "m", "stream": stream}, {**AUTH[protocol], **headers}
+        app,
+        path_of(protocol, stream),
+        {"model": "m", "stream": stream},
+        {**AUTH[protocol], **headers},
     )
     return status, head, b"".join(bodies)
 
@@ -148,7 +157,7 @@ def test_http_error_fault_answers_in_the_provider_shape_without_consuming_the_tu
     else:
         assert error["error"]["code"] == status
         assert error["error"]["status"].isupper()
-    assert ("retry-after" in head) == (status == 429 and protocol != "gemini_interactions")
+    assert ("retry-after" in head) == (status == 429 and not protocol.startswith("gemini_"))
     state = app.state.callgate
     assert state.remaining() == {"default": 1}
     assert state.journal.last().outcome == "fault"
@@ -262,7 +271,7 @@ def test_malformed_bytes_are_a_framing_error(protocol: str) -> None:
     # A lone surrogate in ``data`` leaves as the invalid UTF-8 byte it escapes.
     body = _stream(protocol, {"type": "malformed", "after": 2, "data": '{"a":"\udcff"}'})
     assert b'{"a":"\xff"}' in body
-    with pytest.raises(FramingError):
+    with pytest.raises(BAD_BYTES.get(protocol, FramingError)):
         PARSE[protocol](body)
 
 

@@ -29,7 +29,7 @@ from callgate.mock._providers import provider
 from callgate.mock._script import MAX_SEED, MAX_TOKENS
 from callgate.sse import SSEDecoder
 
-from .conftest import AUTH, PATHS
+from .conftest import AUTH, PATHS, STREAM_PATHS
 
 _STATUSES = {
     "openai_responses": st.sampled_from(provider("openai_responses").statuses or ()),
@@ -38,6 +38,8 @@ _STATUSES = {
     "gemini_interactions": st.sampled_from(
         ["completed", "requires_action", "failed", "incomplete", "cancelled", "in_progress"]
     )
+    | st.text(max_size=8),
+    "gemini_generate_content": st.sampled_from(provider("gemini_generate_content").statuses or ())
     | st.text(max_size=8),
 }
 _SMALL = st.integers(0, 12)
@@ -155,6 +157,8 @@ def _turn(draw: Any) -> dict[str, Any]:
         if draw(st.booleans()):
             pacing["flush"] = draw(st.sampled_from(["coalesce", "per_event"]))
         respond["pacing"] = pacing
+    if protocol == "gemini_generate_content" and draw(st.booleans()):
+        respond["chunk_plan"] = draw(st.lists(st.integers(-1, 4), max_size=6))
     expect: dict[str, Any] = {}
     if draw(st.booleans()):
         expect["stream"] = draw(st.booleans())
@@ -232,8 +236,11 @@ class _Run:
         headers = {**AUTH[turn.protocol], "x-callgate-test-id": test_id}
         allowed = _allowed(turn.respond.get("fault"))
         for _ in range(4):  # a scripted HTTP fault answers up to `times` requests
+            path = STREAM_PATHS.get(turn.protocol, PATHS[turn.protocol]) if stream else None
             answer = await self.client.post(
-                PATHS[turn.protocol], json=_body(turn.protocol, stream, replay), headers=headers
+                path or PATHS[turn.protocol],
+                json=_body(turn.protocol, stream, replay),
+                headers=headers,
             )
             self.answers.append((f"{turn.location} {test_id}", answer.status_code, allowed))
             if answer.status_code not in allowed:

@@ -21,7 +21,9 @@ def test_every_served_protocol_is_a_registered_room_with_its_own_provider() -> N
     for protocol in PROTOCOLS:
         record = provider(protocol)
         assert record.protocol == protocol
-        assert protocol_of(record.endpoints[0].fast[0]) == protocol
+        endpoint = record.endpoints[0]
+        path = endpoint.fast[0] if endpoint.fast else record.prefixes[0] + "m:generateContent"
+        assert protocol_of(path) == protocol
     assert tuple(c for p in PROTOCOLS for c in provider(p).checks) == VALIDATION_CHECKS
 
 

@@ -25,7 +25,7 @@ def server() -> MockServer:
         ("POST", "/azure-openai/openai/v1/chat", 404, "openai_responses"),
         ("POST", "/anthropic/v1/complete", 404, "anthropic_messages"),
         ("PUT", "/anthropic/v1/messages", 405, "anthropic_messages"),
-        ("POST", "/gemini/v1/models/x:generateContent", 404, "gemini_interactions"),
+        ("GET", "/gemini/v1/models/x:generateContent", 405, "gemini_generate_content"),
         ("POST", "/gemini/v2/interactions", 404, "gemini_interactions"),
         ("GET", "/nowhere", 404, None),
         ("POST", "/_callgate/journal", 405, None),
@@ -41,7 +41,7 @@ def test_unknown_route_gets_a_journaled_json_error_naming_the_routes(
     if protocol == "anthropic_messages":
         assert body["type"] == "error"
         assert body["error"]["type"] == ("not_found_error" if status == 404 else "api_error")
-    elif protocol == "gemini_interactions":
+    elif protocol is not None and protocol.startswith("gemini_"):
         assert body["error"]["code"] == status
     elif protocol is None:
         assert body["error"]["code"] == status

@@ -9,17 +9,33 @@ is never folded into the text before it: pydantic-ai#3481's trap).
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any
 
 from .._errors import LimitExceededError, SchemaError, SequenceError, UnsupportedProviderState
+from .._fields import need_str, opt_str
 from .._limits import Limits
-from ._checks import decode_signature, opt_str, req_str
 from ._events import CALL_PART, DATA_KEYS, HOSTED_PARTS, MODIFIER_KEYS, SNAKE_ALIASES
 from ._turn import FunctionCall, local_call_id
 
-__all__ = ["Assembly", "check_part"]
+__all__ = ["Assembly", "check_part", "decode_signature"]
 
 _VERTEX_ONLY = ("partialArgs", "willContinue", "partial_args", "will_continue")
+_URLSAFE = bytes.maketrans(b"-_", b"+/")
+
+
+def decode_signature(value: Any) -> bytes:
+    """The bytes of a base64 ``thoughtSignature`` in either alphabet, padded or not, the
+    way the SDK decodes it. Raises :class:`SchemaError` if it is not such a string."""
+    if type(value) is not str or not value or not value.isascii():
+        raise SchemaError("'thoughtSignature' must be a non-empty base64 string")
+    raw = value.encode("ascii").translate(_URLSAFE)
+    raw += b"=" * (-len(raw) % 4)
+    try:
+        return base64.b64decode(raw, validate=True)
+    except (binascii.Error, ValueError):
+        raise SchemaError("'thoughtSignature' is not valid base64") from None
 
 
 def check_call(call: Any) -> None:
@@ -34,7 +50,7 @@ def check_call(call: Any) -> None:
                 f"functionCall.{key} (Vertex streamed arguments) is not part of the "
                 "Gemini Developer API contract"
             )
-    req_str(call, "name", "functionCall")
+    need_str(call, "name", "functionCall", empty=False)
     call_id = opt_str(call, "id", "functionCall")
     if call_id == "":
         raise SchemaError("functionCall 'id' must not be empty")

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .._errors import CallgateError, SchemaError, UsageError
+from .._errors import CallgateError, SchemaError, UsageError, at_boundary
 from .._json import loads_strict
 from .._limits import DEFAULT_LIMITS, Limits
 from ..contracts import CURRENT_REVISION
-from ._checks import PROVIDER
+from ._events import PROVIDER
 from ._parser import Parser
 from ._turn import Turn
 
@@ -36,15 +36,14 @@ def parse_response(
     that is not one JSON object, UsageError for an argument of the wrong type.
     """
     parser = Parser(limits=limits, baseline=baseline, candidate_index=candidate_index)
-    parser._origin = "body"  # the room's own parser, not a caller
+    parser._handlers.origin = "body"  # the room's own parser: the turn says it was a body
     if isinstance(obj, bytes | bytearray | memoryview | str):
         try:
             decoded = loads_strict(obj, limits=limits)
             if type(decoded) is not dict:
                 raise SchemaError("a generateContent body must be a JSON object")
         except CallgateError as exc:
-            exc.provider = exc.provider or PROVIDER
-            raise
+            raise at_boundary(exc, provider=PROVIDER) from None
         obj = decoded
     elif not isinstance(obj, Mapping):
         kind = type(obj).__name__

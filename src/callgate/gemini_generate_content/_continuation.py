@@ -10,24 +10,28 @@ with one ``functionResponse`` per call, in call order. Nothing is inherited: too
 config, system instruction, generation config and safety settings are re-sent from the
 caller's explicit arguments (each must be passed; ``None`` omits it).
 
-Errors: an argument of the wrong type or shape is :class:`~callgate.UsageError`; a
-precondition of the conversation (mutated turn, a turn that released no calls, history
-that does not end with the user's request or leaves a call unanswered, an undeclared
-function, a malformed signature in the history) is :class:`~callgate.ContinuationError`;
-results that do not match the calls exactly are :class:`~callgate.BindingError`.
+Errors, the rule of every room's builders: an argument of the wrong type or shape is a
+:class:`~callgate.UsageError` (``turn`` not a :class:`Turn`; ``results`` not an iterable of
+:class:`~callgate.ToolResult`; malformed tool declarations, one name declared twice
+included; a Content or part of the wrong shape, a thought signature in the history that is
+not base64 included; caller data that is not JSON; a control of the wrong type). A
+precondition of the conversation is a :class:`~callgate.ContinuationError` (mutated turn, a
+turn that released no calls, history that does not start and end with the user or leaves a
+call unanswered, an undeclared function). Results that do not match the calls exactly are
+:class:`~callgate.BindingError`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import islice
 from typing import Any
 
-from .._digest import canonical_bytes
 from .._errors import CallgateError, ContinuationError, UsageError
-from .._json import loads_strict
+from .._json import json_copy
 from .._results import ToolResult, bind_results
 from ..contracts import REVISIONS
-from ._checks import decode_signature
+from ._assembly import decode_signature
 from ._events import CALL_PART, STOP
 from ._turn import Turn, turn_digest
 
@@ -45,13 +49,6 @@ def same_signature(a: Any, b: Any) -> bool:
         return decode_signature(a) == decode_signature(b)
     except CallgateError:
         return False
-
-
-def _copy_json(value: Any, what: str) -> Any:
-    try:
-        return loads_strict(canonical_bytes(value))
-    except UsageError as exc:
-        raise UsageError(f"{what} is not a JSON value: {exc.message}") from None
 
 
 def _check_turn(turn: Any) -> Turn:
@@ -80,7 +77,7 @@ def _check_turn(turn: Any) -> Turn:
 def _history(history: Any) -> list[dict[str, Any]]:
     if isinstance(history, str | bytes) or not isinstance(history, Sequence):
         raise UsageError("history must be a list of Content objects")
-    contents: list[dict[str, Any]] = _copy_json(list(history), "history")
+    contents: list[dict[str, Any]] = json_copy(list(history), what="history")
     if not contents:
         raise ContinuationError("history must hold at least the user's request")
     waiting: list[tuple[str | None, str]] = []  # (id, name) of the last model turn's calls
@@ -137,7 +134,7 @@ def _scan_parts(
                 try:
                     decode_signature(part[key])
                 except CallgateError:
-                    raise ContinuationError(
+                    raise UsageError(
                         f"history[{position}] holds a thought signature that is not base64"
                     ) from None
         for key, into in (("functionCall", calls), ("function_call", calls)):
@@ -154,7 +151,7 @@ def _scan_parts(
 def _declared(tools: Any) -> tuple[list[Any], set[str]]:
     if isinstance(tools, str | bytes) or not isinstance(tools, Sequence):
         raise UsageError("tools must be a list of Tool objects")
-    copied: list[Any] = _copy_json(list(tools), "tools")
+    copied: list[Any] = json_copy(list(tools), what="tools")
     names: set[str] = set()
     for tool in copied:
         if type(tool) is not dict:
@@ -170,16 +167,23 @@ def _declared(tools: Any) -> tuple[list[Any], set[str]]:
                 if type(name) is not str or not name:
                     raise UsageError("a function declaration needs a non-empty 'name'")
                 if name in names:
-                    raise ContinuationError(f"function {name!r} is declared twice")
+                    raise UsageError(f"function {name!r} is declared twice")
                 names.add(name)
     return copied, names
 
 
 def _function_responses(turn: Turn, results: Iterable[ToolResult]) -> dict[str, Any]:
-    bound = bind_results([call.call_id for call in turn.calls], results)
+    if isinstance(results, str | bytes | Mapping) or not isinstance(results, Iterable):
+        raise UsageError(f"results must be an iterable of ToolResult, not {type(results).__name__}")
+    # One more than the calls is enough for bind_results to report an extra result.
+    given = list(islice(results, len(turn.calls) + 1))
+    for position, result in enumerate(given):
+        if not isinstance(result, ToolResult):
+            raise UsageError(f"result #{position} is a {type(result).__name__}, not a ToolResult")
+    bound = bind_results([call.call_id for call in turn.calls], given)
     parts = []
     for call, result in zip(turn.calls, bound, strict=True):
-        output = _copy_json(result.output, "result output")
+        output = json_copy(result.output, what="result output")
         # Always wrapped, as the API documents ("output" / "error" keys): a bare dict
         # with an "error" key would otherwise read as a failure.
         response: dict[str, Any] = {"error": output} if result.is_error else {"output": output}
@@ -195,7 +199,7 @@ def _optional_dict(value: Any, what: str) -> dict[str, Any] | None:
         return None
     if type(value) is not dict:
         raise UsageError(f"{what} must be a dict or None")
-    copied: dict[str, Any] = _copy_json(value, what)
+    copied: dict[str, Any] = json_copy(value, what=what)
     return copied
 
 
@@ -204,7 +208,7 @@ def _optional_list(value: Any, what: str) -> list[Any] | None:
         return None
     if isinstance(value, str | bytes) or not isinstance(value, Sequence):
         raise UsageError(f"{what} must be a list or None")
-    copied: list[Any] = _copy_json(list(value), what)
+    copied: list[Any] = json_copy(list(value), what=what)
     return copied
 
 
@@ -242,7 +246,7 @@ def build_continuation(
     missing = sorted({name for name in called if name not in declared})
     if missing:
         raise ContinuationError(f"function(s) {missing} were called but are not declared in tools")
-    model_content = {"role": "model", "parts": _copy_json(list(turn.parts), "turn parts")}
+    model_content = {"role": "model", "parts": json_copy(list(turn.parts), what="turn parts")}
     contents += [model_content, _function_responses(turn, results)]
     body: dict[str, Any] = {"contents": contents, "tools": copied_tools}
     if type(system_instruction) is str:

@@ -25,6 +25,7 @@ __all__ = [
     "K_ERROR",
     "K_FINISH",
     "MODIFIER_KEYS",
+    "PROVIDER",
     "REFUSALS",
     "SNAKE_ALIASES",
     "STOP",
@@ -32,6 +33,9 @@ __all__ = [
 ]
 
 _OLD, _CURRENT = "2026-07-21", "2026-11"
+
+#: The provider tag on every error this room raises.
+PROVIDER = "google"
 
 # -- chunk kinds ---------------------------------------------------------------------
 K_ERROR = "error"  # {"error": {...}}: the provider's own error chunk

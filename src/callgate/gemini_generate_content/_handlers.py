@@ -1,15 +1,24 @@
 """Chunk handlers: one ``_on_<kind>`` per row of ``_state.TRANSITIONS``, plus the candidate
 selection and the chunk-level field rules they share.
 
-:class:`Handlers` holds the per-stream state; :class:`~._parser.Parser` adds decoding and
-the error boundary. A handler raises the typed error it means.
+:class:`Handlers` holds what one stream has contributed to the turn. The parser holds one
+and dispatches to its bound ``_on_<kind>`` methods through its table; the parser owns the
+state, the decoding and the error boundary. A handler raises the typed error it means.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .._errors import ProviderError, SchemaError, SequenceError, UnsupportedProviderState
+from .._errors import (
+    STRAY_ERRORS,
+    CallgateError,
+    ProviderError,
+    SchemaError,
+    SequenceError,
+    UnsupportedProviderState,
+    UsageError,
+)
 from .._limits import Limits
 from ._assembly import Assembly
 from ._events import (
@@ -24,7 +33,6 @@ from ._events import (
     SNAKE_ALIASES,
     TOP_KEYS,
 )
-from ._state import State
 from ._turn import FunctionCall, Turn, check_block_reason, make_turn, release_calls
 
 __all__ = ["Handlers"]
@@ -46,26 +54,22 @@ class Handlers:
         "_current",
         "_finish_reason",
         "_limits",
-        "_origin",
         "_reasons",
         "_response",
         "_response_id",
         "_select",
-        "_state",
         "_token",
         "_usage",
+        "origin",
     )
 
-    def __init__(
-        self, limits: Limits, baseline: str, candidate_index: int | None, origin: str
-    ) -> None:
+    def __init__(self, limits: Limits, baseline: str, candidate_index: int | None) -> None:
         self._limits = limits
         self._baseline = baseline
         self._select = candidate_index
-        self._origin = origin
+        self.origin = "stream"  # "body" when _body feeds one whole response
         self._candidate_keys = CANDIDATE_KEYS[baseline]
         self._reasons = FINISH_REASONS[baseline]
-        self._state = State.START
         self._assembly = Assembly(limits, baseline)
         self._calls: tuple[FunctionCall, ...] = ()
         self._candidate: dict[str, Any] = {}
@@ -79,7 +83,7 @@ class Handlers:
 
     # -- classification -------------------------------------------------------------
 
-    def _classify(self, chunk: dict[str, Any]) -> str:
+    def classify(self, chunk: dict[str, Any]) -> str:
         """The chunk's kind; remembers the selected candidate for the handler."""
         if "error" in chunk:
             return K_ERROR
@@ -151,7 +155,7 @@ class Handlers:
     # -- what every chunk contributes ----------------------------------------------
 
     def _on_content(self, chunk: dict[str, Any]) -> None:
-        """What every chunk contributes (``_classify`` chose ``self._current``).
+        """What every chunk contributes (``classify`` chose ``self._current``).
 
         The hot path: a handful of dict probes and two C-level updates per chunk; the
         fields a turn does not keep apart are filtered once, in _turn.
@@ -243,17 +247,33 @@ class Handlers:
 
     # -- the turn ---------------------------------------------------------------------
 
+    def final_turn(self) -> Turn:
+        """The finished turn, with the calls the gate released."""
+        self._assembly.close()
+        return self._turn(self._calls, tuple(self._assembly.parts))
+
+    def partial_turn(self) -> Turn | None:
+        """What was assembled so far, nothing released (best effort: ``None`` if even that
+        cannot be sealed)."""
+        try:
+            return self._turn((), self._assembly.snapshot())
+        except (CallgateError, *STRAY_ERRORS):
+            return None
+
     def _turn(self, calls: tuple[FunctionCall, ...], parts: tuple[dict[str, Any], ...]) -> Turn:
-        return make_turn(
-            parts=parts,
-            calls=calls,
-            finish_reason=self._finish_reason,
-            continuation_token=self._token,
-            usage=self._usage,
-            candidate={k: v for k, v in self._candidate.items() if k not in _OWN_CANDIDATE},
-            response={k: v for k, v in self._response.items() if k not in _OWN_TOP},
-            candidate_index=self._select,
-            chunks=self._chunks,
-            origin=self._origin,
-            baseline=self._baseline,
-        )
+        try:
+            return make_turn(
+                parts=parts,
+                calls=calls,
+                finish_reason=self._finish_reason,
+                continuation_token=self._token,
+                usage=self._usage,
+                candidate={k: v for k, v in self._candidate.items() if k not in _OWN_CANDIDATE},
+                response={k: v for k, v in self._response.items() if k not in _OWN_TOP},
+                candidate_index=self._select,
+                chunks=self._chunks,
+                origin=self.origin,
+                baseline=self._baseline,
+            )
+        except UsageError as exc:  # a value the digest refuses came off the wire: hostile
+            raise SchemaError(f"turn cannot be sealed: {exc.message}") from None

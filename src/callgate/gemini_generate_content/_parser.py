@@ -1,8 +1,18 @@
 """The sans-IO streamGenerateContent parser: SSE bytes or decoded chunk dicts -> Turn.
 
+Framing is the SSE dialect google-genai reads (``_api_client._iter_response_stream``),
+strictly. Lines end at LF, CR or CRLF. A line starting with exactly ``data: `` is data;
+consecutive data lines join with ``\\n``; a blank line ends the event; at EOF a pending
+event is still dispatched (the SDK flushes it too). Every other non-blank line —
+``event:``, ``id:``, ``retry:``, a ``:`` comment, ``data:`` without its space, a byte order
+mark — sends the SDK down a brace-balancing path meant for raw error bodies; callgate
+refuses it as a :class:`~callgate.FramingError` instead of guessing
+(``contracts/gemini-generate-content.md`` §5.1). Bytes stay bytes until one event is
+complete; the JSON layer decodes UTF-8 strictly.
+
 One error boundary: every exception a handler raises on hostile input — a
 :class:`~callgate.CallgateError`, or a stray ``KeyError``/``TypeError``/``ValueError``
-converted here, once, to :class:`~callgate.SchemaError` — fails the parser, which then
+converted once by :func:`callgate._errors.at_boundary` — fails the parser, which then
 re-raises that same error object from every later call.
 """
 
@@ -11,21 +21,23 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NoReturn
 
-from .._digest import canonical_bytes
 from .._errors import (
+    STRAY_ERRORS,
     CallgateError,
+    FramingError,
     JSONError,
     LimitExceededError,
     SchemaError,
     SequenceError,
     TruncatedStreamError,
     UsageError,
+    at_boundary,
 )
-from .._json import loads_strict
+from .._fields import check_limits_and_baseline
+from .._json import json_copy, loads_strict
 from .._limits import DEFAULT_LIMITS, Limits
-from ..contracts import CURRENT_REVISION
-from ._checks import PROVIDER, check_limits_and_baseline
-from ._framing import DataFramer
+from ..contracts import CURRENT_REVISION, REVISIONS
+from ._events import PROVIDER
 from ._handlers import Handlers
 from ._state import TRANSITIONS, State
 from ._turn import Turn
@@ -33,8 +45,7 @@ from ._turn import Turn
 __all__ = ["Parser", "parse_stream"]
 
 _BYTES, _EVENTS = "bytes", "events"
-_STRAY = (KeyError, TypeError, ValueError, IndexError, AttributeError, RecursionError)
-_BOUNDARY = (CallgateError, *_STRAY)
+_BOUNDARY = (CallgateError, *STRAY_ERRORS)
 
 
 def check_candidate_index(candidate_index: Any) -> None:
@@ -42,7 +53,7 @@ def check_candidate_index(candidate_index: Any) -> None:
         raise UsageError(f"candidate_index must be None or an int >= 0, got {candidate_index!r}")
 
 
-class Parser(Handlers):
+class Parser:
     """Incremental parser of one ``streamGenerateContent?alt=sse`` response.
 
     Feed either raw SSE bytes (:meth:`feed_bytes`, any chunking) or decoded chunk dicts
@@ -52,16 +63,28 @@ class Parser(Handlers):
     candidate fields and part modifiers. ``candidate_index`` selects one candidate of a
     ``candidateCount > 1`` response; without it more than one candidate fails closed.
 
-    Any :class:`~callgate.ProtocolError` raised by ``feed_*`` or ``finish`` leaves the parser
-    failed: every later ``feed_*`` or ``finish`` call re-raises that same error object. The
-    error carries ``provider="google"``, the 0-based ``event_index``, ``wire_type`` (the
-    chunk kind) and ``turn``: a partial :class:`Turn` with ``calls == ()``. Misuse
-    (mixing the two feeds, a non-bytes chunk, a non-mapping event, feeding after
-    ``finish``) raises :class:`~callgate.UsageError` and leaves the parser as it was.
+    Any ProtocolError leaves the parser failed: every later feed_*/finish call re-raises
+    that same error, whose `turn` is the partial turn (nothing released). The error also
+    carries ``provider="google"``, the 0-based ``event_index`` and ``wire_type`` (the chunk
+    kind). Misuse (mixing the two feeds, a non-bytes chunk, a non-mapping event, feeding
+    after ``finish``) raises :class:`~callgate.UsageError` and leaves the parser as it was.
     ``finish`` after success returns the same Turn.
     """
 
-    __slots__ = ("_error", "_events", "_framer", "_mode", "_result", "_row", "_rows", "_wire_type")
+    __slots__ = (
+        "_classify",
+        "_error",
+        "_events",
+        "_framer",
+        "_handlers",
+        "_limits",
+        "_mode",
+        "_result",
+        "_row",
+        "_rows",
+        "_state",
+        "_wire_type",
+    )
 
     def __init__(
         self,
@@ -70,22 +93,30 @@ class Parser(Handlers):
         baseline: str = CURRENT_REVISION,
         candidate_index: int | None = None,
     ) -> None:
-        check_limits_and_baseline(limits, baseline)
+        check_limits_and_baseline(limits, baseline, REVISIONS)
         check_candidate_index(candidate_index)
-        super().__init__(limits, baseline, candidate_index, "stream")
+        self._limits = limits
+        handlers = self._handlers = Handlers(limits, baseline, candidate_index)
+        self._classify = handlers.classify
         # One row per state, so the hot path probes a str-keyed dict and hashes no enum.
         rows: dict[State, dict[str, tuple[Callable[[dict[str, Any]], None], State]]]
         rows = {state: {} for state in State}
         for (state, kind), (name, target) in TRANSITIONS.items():
-            rows[state][kind] = (getattr(self, name), target)
+            rows[state][kind] = (getattr(handlers, name), target)
         self._rows = rows
-        self._row = rows[self._state]
+        self._state = State.START
+        self._row = rows[State.START]
         self._framer: DataFramer | None = None
         self._mode: str | None = None
         self._error: CallgateError | None = None
         self._result: Turn | None = None
         self._events = 0
         self._wire_type: str | None = None
+
+    @property
+    def state(self) -> State:
+        """Where the stream is (``State.FAILED`` after a protocol error)."""
+        return self._state
 
     # -- public feeding ---------------------------------------------------------------
 
@@ -95,6 +126,7 @@ class Parser(Handlers):
         self._check_usable(_BYTES)
         if not isinstance(chunk, bytes | bytearray | memoryview):
             raise UsageError(f"feed_bytes() takes bytes, not {type(chunk).__name__}")
+        self._mode = _BYTES
         framer = self._framer
         if framer is None:
             framer = self._framer = DataFramer(self._limits)
@@ -114,6 +146,7 @@ class Parser(Handlers):
         self._check_usable(_EVENTS)
         if not isinstance(obj, Mapping):
             raise UsageError(f"feed_event() takes a mapping, not {type(obj).__name__}")
+        self._mode = _EVENTS
         try:
             self._events += 1
             limits = self._limits
@@ -125,11 +158,11 @@ class Parser(Handlers):
                     observed=self._events,
                 )
             try:
-                encoded = canonical_bytes(dict(obj))
+                # The copy also applies every JSON bound of ``limits``.
+                copied = json_copy(dict(obj), limits=limits, what="chunk")
             except UsageError as exc:
-                raise JSONError(f"chunk is not a JSON value: {exc.message}") from None
-            # Re-decoding copies the caller's dict and applies every JSON bound.
-            self._route(loads_strict(encoded, limits=limits))
+                raise JSONError(exc.message) from None
+            self._route(copied)
         except _BOUNDARY as exc:
             self._fail(exc)
 
@@ -154,23 +187,21 @@ class Parser(Handlers):
                     self._route(chunk)
             if self._state is not State.FINISHED:
                 self._wire_type = None
-                raise TruncatedStreamError(f"the {self._origin} ended before a finishReason")
-            self._assembly.close()
-            self._result = self._turn(self._calls, tuple(self._assembly.parts))
+                origin = self._handlers.origin
+                raise TruncatedStreamError(f"the {origin} ended before a finishReason")
+            self._result = self._handlers.final_turn()
         except _BOUNDARY as exc:
             self._fail(exc)
         return self._result
 
-    # -- routing ----------------------------------------------------------------------
+    # -- routing and the boundary -----------------------------------------------------
 
     def _check_usable(self, mode: str) -> None:
         if self._error is not None:
             raise self._error
         if self._result is not None:
             raise UsageError("the parser was finished; create a new Parser per stream")
-        if self._mode is None:
-            self._mode = mode
-        elif self._mode != mode:
+        if self._mode is not None and self._mode != mode:
             raise UsageError("feed_bytes() and feed_event() cannot be mixed on one parser")
 
     def _route(self, chunk: Any) -> None:
@@ -188,32 +219,18 @@ class Parser(Handlers):
             self._row = self._rows[target]
 
     def _fail(self, exc: BaseException) -> NoReturn:
-        if isinstance(exc, UsageError):  # a value our own sealing refused: hostile data
-            err: CallgateError = SchemaError(f"turn cannot be sealed: {exc.message}")
-        elif isinstance(exc, CallgateError):
-            err = exc
-        elif isinstance(exc, _STRAY):
-            err = SchemaError(f"malformed chunk ({type(exc).__name__}: {exc})")
-        else:  # pragma: no cover - _BOUNDARY holds nothing else
-            raise exc
-        if err.provider is None:
-            err.provider = PROVIDER
-        if err.event_index is None and self._events:
-            err.event_index = self._events - 1
-        if err.wire_type is None:
-            err.wire_type = self._wire_type
-        if err.turn is None:
-            try:
-                err.turn = self._turn((), self._assembly.snapshot())
-            except _BOUNDARY:  # a partial turn is best effort
-                err.turn = None
+        err = at_boundary(
+            exc,
+            provider=PROVIDER,
+            event_index=self._events - 1,
+            wire_type=self._wire_type,
+            partial_turn=self._handlers.partial_turn,
+        )
         self._error = err
         self._state = State.FAILED
         self._row = self._rows[State.FAILED]
         self._result = None
-        if err is exc:
-            raise err
-        raise err from exc
+        raise err
 
 
 def parse_stream(
@@ -237,3 +254,168 @@ def parse_stream(
         for chunk in data:
             parser.feed_bytes(chunk)
     return parser.finish()
+
+
+# -- the data:-only SSE dialect ---------------------------------------------------------
+
+_PREFIX = b"data: "
+
+
+def _too_long(message: str, limit: str, limits: Limits, observed: int) -> LimitExceededError:
+    return LimitExceededError(message, limit=limit, bound=getattr(limits, limit), observed=observed)
+
+
+class DataFramer:
+    """Incremental ``data:``-only framing (the dialect of the module docstring): feed
+    bytes, get complete event payloads."""
+
+    __slots__ = ("_data", "_data_len", "_events", "_fed", "_limits", "_pending", "_pending_len")
+
+    def __init__(self, limits: Limits) -> None:
+        self._limits = limits
+        self._pending: list[bytes] = []  # the current, unterminated line
+        self._pending_len = 0
+        self._data: list[bytes] = []  # data lines of the current event
+        self._data_len = 0
+        self._fed = 0
+        self._events = 0
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """The payloads of the events ``chunk`` completes (FramingError/LimitExceededError)."""
+        limits = self._limits
+        self._fed += len(chunk)
+        if self._fed > limits.max_stream_bytes:
+            raise LimitExceededError(
+                "stream is too large",
+                limit="max_stream_bytes",
+                bound=limits.max_stream_bytes,
+                observed=self._fed,
+            )
+        if b"\n" not in chunk and b"\r" not in chunk:
+            self._hold(chunk)
+            return []
+        if self._pending:
+            self._pending.append(chunk)
+            chunk = b"".join(self._pending)
+            self._pending, self._pending_len = [], 0
+        if b"\r" in chunk or self._data:
+            return self._by_lines(chunk)
+        return self._by_events(chunk)
+
+    def _by_events(self, chunk: bytes) -> list[bytes]:
+        """The fast path for LF-only input between events: one split per feed. When every
+        complete event is one ``data: `` line (counted in C: two newlines and one prefix
+        per event), the payloads are sliced in one comprehension."""
+        limits = self._limits
+        blocks = chunk.split(b"\n\n")
+        rest = blocks.pop()
+        end = len(chunk) - len(rest)
+        if (
+            blocks
+            and chunk.count(b"\n", 0, end) == 2 * len(blocks)
+            and chunk.startswith(_PREFIX) + chunk.count(b"\n\ndata: ", 0, end) == len(blocks)
+        ):
+            longest = max(map(len, blocks))
+            if longest > limits.max_line_bytes:
+                raise _too_long("SSE line is too long", "max_line_bytes", limits, longest)
+            if longest - 6 > limits.max_event_bytes:
+                raise _too_long("SSE event is too large", "max_event_bytes", limits, longest)
+            self._count(len(blocks))
+            out = [block[6:] for block in blocks]
+        else:
+            out = []
+            for block in blocks:
+                if block:  # an empty block is extra blank lines: nothing to dispatch
+                    # the line path: several lines, or one the SDK would not read as data
+                    out.extend(self._lines([*block.split(b"\n"), b""]))
+        if b"\n" in rest:
+            lines = rest.split(b"\n")
+            rest = lines.pop()
+            out.extend(self._lines(lines))
+        if rest:
+            self._hold(rest)
+        return out
+
+    def _count(self, events: int) -> None:
+        self._events += events
+        if self._events > self._limits.max_events_per_stream:
+            raise _too_long(
+                "too many events in one stream", "max_events_per_stream", self._limits, self._events
+            )
+
+    def _by_lines(self, chunk: bytes) -> list[bytes]:
+        # A trailing CR may be the first half of CRLF: keep it with the unfinished line.
+        held = b""
+        if chunk.endswith(b"\r"):
+            chunk, held = chunk[:-1], b"\r"
+            if not chunk:
+                self._hold(held)
+                return []
+        lines = chunk.splitlines()  # bytes.splitlines breaks at \r, \n and \r\n only
+        if not chunk.endswith((b"\n", b"\r")):
+            self._hold(lines.pop() + held)
+        elif held:
+            self._hold(held)
+        return self._lines(lines)
+
+    def finish(self) -> list[bytes]:
+        """End of input: the last line and event, if any are pending."""
+        lines = []
+        if self._pending:
+            tail = b"".join(self._pending)
+            self._pending, self._pending_len = [], 0
+            lines = tail.splitlines() or [b""]
+        out = self._lines(lines)
+        if self._data:
+            out.append(self._dispatch())
+        return out
+
+    def _hold(self, piece: bytes) -> None:
+        self._pending_len += len(piece)
+        if self._pending_len > self._limits.max_line_bytes:
+            raise LimitExceededError(
+                "SSE line is too long",
+                limit="max_line_bytes",
+                bound=self._limits.max_line_bytes,
+                observed=self._pending_len,
+            )
+        if piece:
+            self._pending.append(piece)
+
+    def _lines(self, lines: list[bytes]) -> list[bytes]:
+        out: list[bytes] = []
+        limits = self._limits
+        for line in lines:
+            if not line:
+                if self._data:
+                    out.append(self._dispatch())
+                continue
+            if not line.startswith(_PREFIX):
+                raise FramingError(
+                    f"line {line[:24]!r} is not a 'data: ' line (generateContent streams "
+                    "carry data lines only)",
+                    byte_offset=self._fed,
+                )
+            if len(line) > limits.max_line_bytes:
+                raise LimitExceededError(
+                    "SSE line is too long",
+                    limit="max_line_bytes",
+                    bound=limits.max_line_bytes,
+                    observed=len(line),
+                )
+            self._data_len += len(line) - 5  # the payload plus its joining newline
+            if self._data_len > limits.max_event_bytes:
+                raise LimitExceededError(
+                    "SSE event is too large",
+                    limit="max_event_bytes",
+                    bound=limits.max_event_bytes,
+                    observed=self._data_len,
+                )
+            self._data.append(line[6:])
+        return out
+
+    def _dispatch(self) -> bytes:
+        data = self._data
+        self._data, self._data_len = [], 0
+        self._count(1)
+        return data[0] if len(data) == 1 else b"\n".join(data)

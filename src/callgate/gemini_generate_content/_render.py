@@ -29,11 +29,12 @@ from typing import Any
 from .._errors import UsageError
 
 __all__ = [
+    "encode_sse",
     "render_blocked",
     "render_body",
-    "render_chunks",
     "render_error_body",
     "render_error_event",
+    "render_events",
     "render_stream",
     "wire_parts",
 ]
@@ -115,7 +116,7 @@ def _plan(n_parts: int, chunk_plan: Sequence[int] | None) -> list[int]:
     return plan
 
 
-def render_chunks(
+def render_events(
     *,
     parts: Sequence[Mapping[str, Any]],
     finish_reason: str | None = "STOP",
@@ -159,9 +160,15 @@ def render_chunks(
     return chunks
 
 
+def encode_sse(events: Sequence[Mapping[str, Any]]) -> bytes:
+    """SSE bytes as the SDK reads them: one ``data: <compact json>`` line and a blank line
+    per chunk, nothing else (no ``event:`` names, no ``[DONE]``)."""
+    return b"".join(b"data: " + _dumps(event) + b"\n\n" for event in events)
+
+
 def render_stream(**script: Any) -> bytes:
-    """:func:`render_chunks` framed as ``data: <json>\\n\\n`` events (the SSE body)."""
-    return b"".join(b"data: " + _dumps(chunk) + b"\n\n" for chunk in render_chunks(**script))
+    """:func:`render_events` framed by :func:`encode_sse` (the SSE body; same keywords)."""
+    return encode_sse(render_events(**script))
 
 
 def render_body(
@@ -212,7 +219,9 @@ def render_error_body(code: int, message: str, status: str) -> dict[str, Any]:
     return {"error": {"code": code, "message": message, "status": status}}
 
 
-def render_error_event(code: int, message: str, status: str) -> bytes:
-    """A mid-stream error chunk, ``error`` first (the SDK only raises when the chunk's
-    JSON starts with ``{"error":``)."""
-    return b"data: " + _dumps(render_error_body(code, message, status)) + b"\n\n"
+def render_error_event(
+    *, code: int = 500, message: str | None = None, status: str = "INTERNAL"
+) -> dict[str, Any]:
+    """A mid-stream error chunk, ``error`` its only (so first) key: the SDK only raises when
+    the chunk's JSON starts with ``{"error":``."""
+    return render_error_body(code, message or "Internal error encountered.", status)

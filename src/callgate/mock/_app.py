@@ -163,6 +163,7 @@ _STAGES: tuple[Stage, ...] = (_scripted_fault, _native_checks, _match_and_send)
 
 def _endpoint(protocol: str, auth: Callable[[Request], Reply | None], limit: int) -> Any:
     error_body = provider(protocol).error_body
+    adapt = provider(protocol).request_body
 
     async def endpoint(request: Request) -> Response:
         state: MockState = request.app.state.callgate
@@ -187,7 +188,7 @@ def _endpoint(protocol: str, auth: Callable[[Request], Reply | None], limit: int
         if not isinstance(body, dict):
             reply = Reply(400, error_body(400, "body must be a JSON object"))
             return reply_response(entry, reply, "rejected")
-        call.body = body
+        call.body = body if adapt is None else adapt(request, body)
         for stage in _STAGES:
             response = stage(call)
             if response is not None:

@@ -53,7 +53,8 @@ def plan_stream(protocol: str, events: Sequence[Event], fault: Mapping[str, Any]
         data = fault.get("data", '{"callgate_malformed": "this frame is cut sh')
         # Written verbatim: line breaks in ``data`` break the framing too, and lone
         # surrogates become the invalid UTF-8 bytes they escape.
-        frame = f"event: {name}\ndata: {data}\n\n".encode("utf-8", "surrogateescape")
+        head = f"event: {name}\n" if name else ""  # a wire without event names: data only
+        frame = f"{head}data: {data}\n\n".encode("utf-8", "surrogateescape")
         frames.insert(after, frame)
         return Faulted(tuple(frames), events=plan.events)
     if kind == "duplicate":

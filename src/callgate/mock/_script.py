@@ -16,7 +16,8 @@ between SDK revisions (e.g. ``name`` on OpenAI's ``function_call_arguments.done`
 
 Turn shape::
 
-    {"protocol": "openai_responses" | "anthropic_messages" | "gemini_interactions",
+    {"protocol": "openai_responses" | "anthropic_messages" | "gemini_interactions"
+                 | "gemini_generate_content",
      "expect": {"model": str, "tools": [name, ...], "stream": bool,
                 "function_results": [{"call_id"| "name": str, "output": str | object,
                                       "output_contains": str, "is_error": bool}],
@@ -33,6 +34,10 @@ Turn shape::
                  "disconnect_after": n,    # close the stream after n events (a truncation)
                  "fault": {"type": "http_error" | "error_event" | "truncate" | ..., ...},  # see
                  "pacing": {"first_byte_ms", "event_delay_ms", "flush"}}}  # mock._faults_spec
+
+A provider may add respond keys of its own (generateContent: ``"chunk_plan": [n, ...]``,
+the parts each chunk carries); its ``check_respond`` refuses, at load, a turn its wire
+cannot carry.
 
 ``"validation": {"<check>": false}`` at the top level switches off a provider-native
 request check by name (see callgate.mock._validate).
@@ -295,7 +300,8 @@ def _parse_turn(ctx: _Ctx, turn: Any, loc: str) -> ScriptTurn:
     if protocol not in PROTOCOLS:
         raise ctx.fail(f"{loc}/protocol", f"protocol must be one of {', '.join(PROTOCOLS)}")
     expect = ctx.obj(turn.get("expect", {}), f"{loc}/expect", _EXPECT_KEYS)
-    respond = ctx.obj(turn.get("respond", {}), f"{loc}/respond", _RESPOND_KEYS)
+    wire = provider(protocol)
+    respond = ctx.obj(turn.get("respond", {}), f"{loc}/respond", _RESPOND_KEYS | wire.respond_keys)
     for key in ("model", "text_contains", "instructions", "system", "previous_id"):
         if key in expect:
             ctx.typed(expect[key], str, f"{loc}/expect/{key}")
@@ -349,6 +355,9 @@ def _parse_turn(ctx: _Ctx, turn: Any, loc: str) -> ScriptTurn:
     for key in ("fault", "pacing"):
         if key in respond:
             ctx.obj(respond[key], f"{loc}/respond/{key}")
+    problem = wire.check_respond(respond)
+    if problem is not None:
+        raise ctx.fail(f"{loc}/respond", problem)
     return ScriptTurn(protocol=protocol, expect=expect, respond=respond, location=loc)
 
 

@@ -32,6 +32,13 @@ Gemini Interactions (``previous_interaction_id`` / ``input`` steps)
                                         content (v1 admits only media/text content there)
     ``gemini_result_has_call``          every ``function_result`` answers a known call
     ``gemini_call_has_result``          every pending call gets a ``function_result``
+Gemini generateContent (the replayed ``contents``; stateless)
+    ``gemini_gc_response_has_call``     every ``functionResponse`` follows a model turn
+                                        with function calls and names one of them
+    ``gemini_gc_results_in_one_content``  a turn's calls are answered in one ``user``
+                                        Content, one ``functionResponse`` each
+    ``gemini_gc_signature_present``     a call emitted with a ``thoughtSignature`` keeps it
+    ``gemini_gc_signature_unaltered``   a replayed signature has the bytes emitted there
 
 Each provider's checks live in its ``_providers`` module (the previous-id checks first,
 then the history checks, in the order listed); this module only holds the switches.

@@ -5,8 +5,8 @@ one :class:`Provider`: a record of plain functions and constants the protocol-ne
 engine (app, script, state, store, faults, validation) calls instead of branching on a
 protocol name. It is the only place in the mock that imports a room's ``_render`` seam.
 
-A new provider (``gemini_generate_content`` is next) is one new module here building its
-:class:`Provider`, and one line in ``_MODULES``; the engine does not change.
+A new provider is one new module here building its :class:`Provider`, and one line in
+``_MODULES``; the engine does not change.
 Modules are imported lazily, on first use, as :mod:`callgate._protocols` imports rooms.
 """
 
@@ -98,6 +98,12 @@ class Provider:
     index: Callable[[SessionStore, Record], None] = lambda store, record: None
     # The complete object a stream carried (OpenAI's terminal response), if any.
     final_from_stream: Callable[[Rendered], dict[str, Any] | None] = lambda rendered: None
+    # The body as the engine matches, renders and stores it (generateContent: the model
+    # and the stream flag are in the path, not the body).
+    request_body: Callable[[Request, dict[str, Any]], dict[str, Any]] | None = None
+    # ``respond`` keys only this provider has, and why a respond block cannot be rendered.
+    respond_keys: frozenset[str] = frozenset()
+    check_respond: Callable[[Mapping[str, Any]], str | None] = lambda respond: None
 
 
 # One module per served protocol; a room without a module here is not served yet.
@@ -105,6 +111,7 @@ _MODULES: Final = {
     "openai_responses": "openai_responses",
     "anthropic_messages": "anthropic_messages",
     "gemini_interactions": "gemini_interactions",
+    "gemini_generate_content": "gemini_generate_content",
 }
 PROTOCOLS: Final[tuple[str, ...]] = tuple(p for p in ROOM_PROTOCOLS if p in _MODULES)
 """The protocols the mock serves, in :data:`callgate._protocols.PROTOCOLS` order."""
@@ -122,8 +129,11 @@ def provider(protocol: str) -> Provider:
 
 
 def protocol_of(path: str) -> str | None:
-    """The protocol whose routes ``path`` is under, if any."""
+    """The protocol whose routes ``path`` is under, if any (the longest matching prefix
+    wins: generateContent's ``/gemini/v1/models/`` lies inside Interactions' ``/gemini/``)."""
+    found, longest = None, 0
     for protocol in PROTOCOLS:
-        if path.startswith(provider(protocol).prefixes):
-            return protocol
-    return None
+        for prefix in provider(protocol).prefixes:
+            if len(prefix) > longest and path.startswith(prefix):
+                found, longest = protocol, len(prefix)
+    return found

@@ -1,0 +1,294 @@
+"""Gemini generateContent: everything the mock knows about this provider.
+
+Routes ``POST /gemini/{v1,v1beta}/models/{model}:generateContent`` (a JSON body) and
+``...:streamGenerateContent?alt=sse`` (``data:`` lines only, as the SDK reads them); the
+model and the stream flag come from the path, so the engine sees them as the body's
+``model`` and ``stream``. Auth, error bodies (``google.rpc.Status``, retry delay in its
+``details``) and the missing-key answer are the Interactions provider's: one Google API.
+Rendering goes through the room's ``_render`` seam; the native checks are in
+:mod:`._gemini_generate_content_checks`. Nothing is stored for later reference:
+generateContent is stateless (the request replays the whole conversation).
+
+A turn on this wire (the ``respond`` block): ``text`` (streamed in ``chunking`` pieces, one
+part per piece), ``calls`` (whole, one part each, ``functionCall.id`` only when scripted),
+``reasoning`` (``summary`` as thought parts; ``signature`` on the first call's part, or on a
+trailing empty text part when there is no call: where Gemini 3 puts it), ``status`` (the
+``finishReason``, default ``STOP``; ``CONTINUATION`` adds a ``continuationToken``),
+``usage`` and ``chunk_plan``: how many parts each chunk carries (parallel calls in one chunk
+or several; it must add up to the turn's parts). Default: one part per chunk, the finish
+reason and usage on the last one.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.routing import Route
+
+from ..._errors import UsageError
+from ...gemini_generate_content import _render
+from .._http import Reply
+from .._render_turn import arguments, usage
+from .._requests import FunctionResult, RequestView, list_of
+from . import Endpoint, Event, Ids, Provider, RenderedTurn
+from ._gemini_generate_content_checks import CHECKS, check
+from .gemini_interactions import auth, error_body, http_error
+
+if TYPE_CHECKING:
+    from .._script import ScriptTurn
+
+__all__ = ["PROVIDER", "STATUSES"]
+
+_PROTOCOL = "gemini_generate_content"
+_VERSIONS = ("v1", "v1beta")
+_METHODS = {"generateContent": False, "streamGenerateContent": True}
+# Every finishReason either SDK generation knows (google-genai 3.6.1's 24 values).
+STATUSES = (
+    "STOP", "MAX_TOKENS", "SAFETY", "RECITATION", "LANGUAGE", "OTHER", "BLOCKLIST",
+    "PROHIBITED_CONTENT", "SPII", "MALFORMED_FUNCTION_CALL", "IMAGE_SAFETY",
+    "UNEXPECTED_TOOL_CALL", "IMAGE_PROHIBITED_CONTENT", "NO_IMAGE", "IMAGE_RECITATION",
+    "IMAGE_OTHER", "FINISH_REASON_UNSPECIFIED", "TOO_MANY_TOOL_CALLS",
+    "MISSING_THOUGHT_SIGNATURE", "MALFORMED_RESPONSE", "ESCALATION", "PUP_LIMITED_DISABLED",
+    "CONTINUATION", "MODEL_ARMOR",
+)  # fmt: skip
+
+
+# -- the path -------------------------------------------------------------------------------
+
+
+def _target(request: Request) -> tuple[str, bool] | None:
+    """(model, stream) of a ``models/{model}:{method}`` path, or ``None``."""
+    model, colon, method = request.path_params["target"].rpartition(":")
+    if not colon or not model or method not in _METHODS:
+        return None
+    return model, _METHODS[method]
+
+
+def refuse_path(request: Request) -> Reply | None:
+    """An unknown API version or method is a 404; a stream without ``alt=sse`` a 400 (the
+    mock serves the SSE framing only, which is what both SDK generations request)."""
+    target = _target(request)
+    if request.path_params["version"] not in _VERSIONS or target is None:
+        return Reply(404, error_body(404, f"Method not found: {request.url.path}"))
+    if target[1] and request.query_params.get("alt") != "sse":
+        message = "callgate mock: streamGenerateContent is served with ?alt=sse only"
+        return Reply(400, error_body(400, message))
+    return None
+
+
+def request_body(request: Request, body: dict[str, Any]) -> dict[str, Any]:
+    """The body as the engine reads it: the path's model and stream flag added."""
+    target = _target(request)
+    model, stream = target if target is not None else ("", False)
+    return {**body, "model": model, "stream": stream}
+
+
+# -- the request view -------------------------------------------------------------------------
+
+
+def _response(value: Any) -> tuple[Any, bool]:
+    """A ``functionResponse.response`` as (output, is_error): the value under its one key
+    ``output``/``result`` (``error``: an error result), else the whole object."""
+    if isinstance(value, dict) and len(value) == 1:
+        ((key, inner),) = value.items()
+        if key in ("output", "result", "error"):
+            return inner, key == "error"
+    return value, False
+
+
+def _part(part: Any, camel: str, snake: str) -> Any:
+    if not isinstance(part, dict):
+        return None
+    return part.get(camel, part.get(snake))
+
+
+def view(body: Mapping[str, Any]) -> RequestView:
+    contents = [c for c in list_of(body.get("contents")) if isinstance(c, dict)]
+    found: list[str] = []
+    results = []
+    last = contents[-1] if contents else {}
+    for content in contents:
+        if content.get("role", "user") != "user":
+            continue
+        for part in list_of(content.get("parts")):
+            text = _part(part, "text", "text")
+            if isinstance(text, str):
+                found.append(text)
+    for position, part in enumerate(list_of(last.get("parts"))):
+        answer = _part(part, "functionResponse", "function_response")
+        if isinstance(answer, dict):
+            output, is_error = _response(answer.get("response"))
+            call_id = answer.get("id")
+            # An answer without id (the SDK never sends one) is named by its function.
+            key = call_id if isinstance(call_id, str) else f"(no id) #{position}"
+            results.append(FunctionResult(key, answer.get("name"), output, is_error))
+    system = _part(body, "systemInstruction", "system_instruction")
+    instructions = None
+    if isinstance(system, dict):
+        texts = [_part(p, "text", "text") for p in list_of(system.get("parts"))]
+        instructions = "".join(t for t in texts if isinstance(t, str))
+    return RequestView(
+        model=body.get("model"),
+        stream=body.get("stream") is True,
+        tools=_declared(body.get("tools")),
+        results=tuple(results),
+        previous_id=None,
+        user_text="\n".join(found),
+        instructions=instructions,
+    )
+
+
+def _declared(tools: Any) -> tuple[str, ...]:
+    names = []
+    for tool in list_of(tools):
+        for decl in list_of(_part(tool, "functionDeclarations", "function_declarations")):
+            if isinstance(decl, dict) and isinstance(decl.get("name"), str):
+                names.append(decl["name"])
+    return tuple(names)
+
+
+# -- rendering --------------------------------------------------------------------------------
+
+
+def _parts(turn: ScriptTurn, ids: Ids) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+    """The room renderer's scripted parts for ``turn``, and its (call key, name) pairs."""
+    respond, split = turn.respond, turn.splitter()
+    parts: list[dict[str, Any]] = []
+    reasoning = respond.get("reasoning") or {}
+    signature = reasoning.get("signature") or None
+    if reasoning.get("summary"):
+        summary = reasoning["summary"]
+        parts.append({"text": summary, "deltas": split(summary) or [summary], "thought": True})
+    if respond.get("text"):
+        text = respond["text"]
+        parts.append({"text": text, "deltas": split(text) or [text]})
+    calls: list[tuple[str, str]] = []
+    for n, spec in enumerate(respond.get("calls", [])):
+        call: dict[str, Any] = {"name": spec["name"]}
+        if "id" in spec:
+            call["id"] = spec["id"]
+        call["args"] = json.loads(arguments(spec, as_object=True) or "{}")
+        part: dict[str, Any] = {"function_call": call}
+        if signature is not None and n == 0:
+            part["signature"] = signature
+        parts.append(part)
+        # The mock's key for an id-less call (never sent: the wire has no id there).
+        calls.append((spec.get("id") or ids("gc-", "call", n, size=16), spec["name"]))
+    if not parts or (signature is not None and not calls):
+        parts.append({"text": "", **({"signature": signature} if signature else {})})
+    return parts, calls
+
+
+def render(
+    turn: ScriptTurn, ids: Ids, stream: bool, model: str, stored: bool, baseline: str
+) -> RenderedTurn:
+    respond = turn.respond
+    response_id = ids("", "response", size=22)
+    parts, calls = _parts(turn, ids)
+    finish = respond.get("status", "STOP")
+    counts = usage(respond.get("usage"), "promptTokenCount", "candidatesTokenCount")
+    counts["totalTokenCount"] = counts["promptTokenCount"] + counts["candidatesTokenCount"]
+    token = None
+    if finish == "CONTINUATION":
+        token = base64.b64encode(ids("", "continuation", size=24).encode()).decode()
+    common: dict[str, Any] = {
+        "parts": parts,
+        "finish_reason": finish,
+        "usage": counts,
+        "response_id": response_id,
+        "model_version": model,
+    }
+    if not stream:
+        extra = {} if token is None else {"continuationToken": token}
+        body = _render.render_body(**common, candidate_extra=extra)
+        return RenderedTurn(response_id, tuple(calls), [], body)
+    events = _render.render_events(
+        **common, chunk_plan=respond.get("chunk_plan"), continuation_token=token
+    )
+    return RenderedTurn(response_id, tuple(calls), events, None)
+
+
+def _dummy_ids(prefix: str, kind: str, n: int = 0, size: int = 24) -> str:
+    return prefix + "0" * size
+
+
+def check_respond(respond: Mapping[str, Any]) -> str | None:
+    """Why a ``respond`` block the engine accepted cannot be sent on this wire, or ``None``:
+    the turn is rendered once, both ways, when the script is loaded (never a 500 later)."""
+    plan = respond.get("chunk_plan")
+    if plan is not None and (
+        not isinstance(plan, list) or not all(type(n) is int and n >= 0 for n in plan)
+    ):
+        return "chunk_plan is a list of part counts (ints >= 0), one per chunk"
+    from .._script import ScriptTurn  # the engine's type; imported late (no cycle)
+
+    turn = ScriptTurn(_PROTOCOL, {}, respond, "")
+    try:
+        for stream in (True, False):
+            render(turn, _dummy_ids, stream, "m", True, "2026-11")
+    except UsageError as exc:
+        return f"cannot be rendered as generateContent: {exc.message}"
+    return None
+
+
+# -- stream faults ----------------------------------------------------------------------------
+
+_CODES = {"INVALID_ARGUMENT": 400, "RESOURCE_EXHAUSTED": 429, "UNAVAILABLE": 503}
+
+
+def error_event(sent: Sequence[Event], fault: Mapping[str, Any]) -> Event:
+    """An ``{"error": ...}`` chunk: ``code`` (digits) is the HTTP code, ``error_type`` the
+    Google status (default from the code, else 500 ``INTERNAL``)."""
+    given = str(fault.get("code", ""))
+    status = fault.get("error_type")
+    code = int(given) if given.isdigit() else _CODES.get(status, 500) if status else 500
+    if status is None:
+        status = error_body(code, "")["error"]["status"]
+    return _render.render_error_event(code=code, message=fault.get("message"), status=status)
+
+
+def truncate(events: list[Event], fault: Mapping[str, Any]) -> list[Event]:
+    """A generateContent call is never cut inside its arguments (each arrives whole), so a
+    truncation ends the stream before the chunk holding call ``fault["call"]``: EOF with no
+    ``finishReason``, which the SDK ends silently and a strict reader refuses."""
+    wanted, seen = fault.get("call", 0), 0
+    for position, event in enumerate(events):
+        for part in event["candidates"][0].get("content", {}).get("parts", ()):
+            if "functionCall" in part:
+                if seen == wanted:
+                    return events[:position]
+                seen += 1
+    return events[:-1]
+
+
+def _no_state_routes() -> list[Route]:
+    return []
+
+
+PROVIDER = Provider(
+    protocol=_PROTOCOL,
+    prefixes=tuple(f"/gemini/{v}/models/" for v in _VERSIONS),
+    endpoints=(
+        Endpoint("/gemini/{version:str}/models/{target:str}", auth, (), refuse=refuse_path),
+    ),
+    state_routes=_no_state_routes,
+    view=view,
+    render=render,
+    encode=_render.encode_sse,
+    event_name=lambda event: "",  # the SDK reads data lines only
+    error_body=error_body,
+    http_error=http_error,
+    error_event=error_event,
+    truncate=truncate,
+    statuses=STATUSES,
+    object_arguments=True,
+    checks=CHECKS,
+    check=check,
+    request_body=request_body,
+    respond_keys=frozenset({"chunk_plan"}),
+    check_respond=check_respond,
+)
