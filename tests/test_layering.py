@@ -33,7 +33,7 @@ ROOMS = {
 }
 KERNEL = {"_errors", "_limits", "_json", "_digest", "_fields", "_results", "_protocols", "sse"}
 KERNEL |= {"contracts", "__init__"}
-TOP = {"cli", "pytest_plugin", "_demo", "_demo_loop"}
+TOP = {"cli", "pytest_plugin", "_demo", "_demo_loop", "_demo_ggc"}
 # Which top-level parts each part may import (besides itself and the standard library).
 ALLOWED: dict[str, set[str]] = {
     "kernel": KERNEL,

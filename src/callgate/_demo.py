@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from . import _demo_ggc
 from . import anthropic_messages as am
 from . import gemini_interactions as gi
 from . import openai_responses as oai
@@ -134,6 +135,7 @@ def _script() -> Script:
     )
     b.turn("gemini_interactions", conversation="gemini-eof", calls=both,
            chunking="char", disconnect_after=20)  # fmt: skip
+    _demo_ggc.add_turns(b)
     return b.build()
 
 
@@ -305,6 +307,17 @@ def _refusal(client: httpx.Client, srv: MockServer, report: _Report, which: str)
     report.say(f"    UNEXPECTED: the gate released {len(turn.calls)} call(s)")
 
 
+def _ggc(which: str) -> Callable[[httpx.Client, MockServer, _Report], None]:
+    def scenario(client: httpx.Client, srv: MockServer, report: _Report) -> None:
+        if which == "loop":
+            ok = _demo_ggc.loop(client, srv, report.say, lambda calls: _execute(calls, report))
+        else:
+            ok = _demo_ggc.max_tokens(client, srv, report.say)
+        report.failures += not ok
+
+    return scenario
+
+
 def _on_loop(name: str) -> Callable[[httpx.Client, MockServer, _Report], None]:
     """A scenario of ``_demo_loop`` (the host loop over the ledger, its own mock server)."""
 
@@ -334,6 +347,9 @@ SCENARIOS: list[tuple[str, Callable[[httpx.Client, MockServer, _Report], None]]]
      lambda c, s, r: _refusal(c, s, r, "anthropic-max-tokens")),
     ("Gemini Interactions v1: connection closed before interaction.completed",
      lambda c, s, r: _refusal(c, s, r, "gemini-eof")),
+    ("Gemini generateContent, stateless (full replay, thought signature on its part)",
+     _ggc("loop")),
+    ("Gemini generateContent: MAX_TOKENS in the middle of the turn", _ggc("max_tokens")),
     ("Host loop + ledger: SIGKILL after a refund applied, before its result was sent",
      _on_loop("crash_scenario")),
     ("Host loop + ledger: an approval-gated tool", _on_loop("approval_scenario")),
