@@ -186,7 +186,9 @@ class LedgerMachine(RuleBasedStateMachine):
         candidates = [e for e in self._ids(S.UNKNOWN) if self.tool[e] == "verif"]
         effect_id = data.draw(st.sampled_from(candidates))
         outcome = {"applied": Applied("yes"), "not_applied": NotApplied()}.get(verdict)
-        VERDICTS[:] = [outcome or Inconclusive(1.0)]
+        # Settle time 0: the model re-verifies at once; a verify before an inconclusive
+        # verdict's settle time leaves the record unchanged (tested in test_ledger_store).
+        VERDICTS[:] = [outcome or Inconclusive(0.0)]
         after = self.ledger.verify(effect_id)
         expected = {"applied": S.COMMITTED, "not_applied": S.READY}.get(verdict, S.UNKNOWN)
         assert after.state is expected
