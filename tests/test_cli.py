@@ -19,8 +19,9 @@ from callgate.mock._render_turn import render
 def test_demo_runs_every_scenario_and_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
-    assert out.count("gate released 2 call(s)") == 5
-    assert out.count("final answer: It is sunny") == 5
+    assert out.count("gate released 2 call(s)") == 6  # five scripted loops + generateContent
+    assert out.count("final answer: It is sunny") == 6
+    assert "finishReason MAX_TOKENS: nothing is released" in out
     assert "gate refused: ProviderError" in out
     assert "held for recovery" in out
     assert "gate refused: TruncatedStreamError" in out
