@@ -32,7 +32,7 @@ FIRST = [{"role": "user", "content": "Weather in Paris?"}]
 def _script() -> Any:
     b = ScriptBuilder(seed=5)
     runs = [f"{c}-{s}" for c in ("f", "g") for s in (False, True)]
-    for name in ("a", "b", "c", "d", "e", *runs):
+    for name in ("a", "b", "c", "d", "e", "h", *runs):
         b.turn("anthropic_messages", conversation=name, text="Checking.",
                calls=[call("get_weather", city="Paris")])  # fmt: skip
         b.turn("anthropic_messages", conversation=name,
@@ -40,20 +40,27 @@ def _script() -> Any:
     return b.build()
 
 
+_OPEN: list[anthropic.Anthropic] = []
+
+
 @pytest.fixture
 def server() -> Iterator[MockServer]:
     with MockServer(_script()) as running:
         yield running
+        while _OPEN:
+            _OPEN.pop().close()
 
 
 def _client(server: MockServer, conversation: str) -> anthropic.Anthropic:
-    return anthropic.Anthropic(
+    client = anthropic.Anthropic(
         base_url=server.anthropic_base_url,
         api_key="k",
         max_retries=0,
         _strict_response_validation=True,
         default_headers={"x-callgate-conversation": conversation},
     )
+    _OPEN.append(client)
+    return client
 
 
 def _create(client: anthropic.Anthropic, **extra: Any) -> Any:
@@ -166,3 +173,21 @@ def test_tool_runner_loop_runs_against_the_mock(
         assert [m["role"] for m in second.body["messages"]] == ["user"]
     else:
         assert [m["role"] for m in second.body["messages"]] == ["user", "assistant", "user"]
+
+
+def test_build_thread_continuation_output_is_served_by_the_mock(server: MockServer) -> None:
+    from callgate import ToolResult
+    from callgate import anthropic_messages as am
+
+    client = _client(server, "h")
+    create = {"model": MODEL, "max_tokens": 256, "system": "Be brief.", "tools": TOOLS,
+              "messages": FIRST, "thread": {"type": "create"}}  # fmt: skip
+    first = client.beta.messages.create(**create, betas=[BETA])
+    turn = am.parse_response(first.to_dict(mode="json"))
+    request = am.build_thread_continuation(
+        turn, [ToolResult(turn.calls[0].call_id, "sunny")],
+        previous_message_id=turn.message_id, thread_request=create,
+        model=MODEL, max_tokens=256, tools=TOOLS, system="Be brief.",
+    )  # fmt: skip
+    second = client.beta.messages.create(**request, betas=[BETA])
+    assert [b.text for b in second.content if b.type == "text"] == ["Sunny."]
