@@ -37,6 +37,12 @@ def _script() -> Any:
                calls=[call("get_weather", city="Paris")])  # fmt: skip
         b.turn("anthropic_messages", conversation=name,
                expect={"function_results": RESULTS}, text="Sunny.")  # fmt: skip
+    b.turn("anthropic_messages", conversation="i", text="One.",
+           calls=[call("get_weather", city="Paris")])  # fmt: skip
+    b.turn("anthropic_messages", conversation="i", expect={"function_results": RESULTS},
+           text="Two.", calls=[call("get_weather", city="Rome")])  # fmt: skip
+    b.turn("anthropic_messages", conversation="i", expect={"function_results": RESULTS},
+           text="Three.")  # fmt: skip
     return b.build()
 
 
@@ -191,3 +197,14 @@ def test_build_thread_continuation_output_is_served_by_the_mock(server: MockServ
     )  # fmt: skip
     second = client.beta.messages.create(**request, betas=[BETA])
     assert [b.text for b in second.content if b.type == "text"] == ["Sunny."]
+
+
+def test_thread_continue_of_a_continue_rebuilds_the_whole_chain(server: MockServer) -> None:
+    client = _client(server, "i")
+    first = _create(client)
+    second = _continue(client, first)
+    third = _continue(client, second)
+    assert [b.text for b in third.content if b.type == "text"] == ["Three."]
+    with pytest.raises(anthropic.BadRequestError) as caught:
+        _continue(client, second)  # the chain moved on: continue from its newest reply
+    assert _details(caught.value) == {"error_code": "thread_already_continued"}
