@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from anthropic_wire import sse, tool_turn_events
+
+from .wire import sse, tool_turn_events
 
 
 @pytest.fixture

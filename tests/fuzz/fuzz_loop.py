@@ -14,9 +14,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-import fuzz_mutations as mut
-from fuzz_readings import decode_events, loads
-from fuzz_runner import (
+from . import fuzz_mutations as mut
+from .fuzz_readings import decode_events, loads
+from .fuzz_runner import (
     TRUNCATED,
     Case,
     Failure,

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from fuzz_readings import DONE
+from .fuzz_readings import DONE
 
 
 @dataclass(frozen=True)

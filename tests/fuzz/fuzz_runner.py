@@ -21,14 +21,14 @@ from pathlib import Path
 from traceback import extract_tb
 from typing import Any
 
-import fuzz_mutations as mut
-from fuzz_readings import DONE, READERS, Call, Event, canon, decode_events, loads
-
 import callgate.anthropic_messages as anthropic
 import callgate.gemini_interactions as gemini
 import callgate.openai_responses as openai
 from callgate import CallgateError
 from callgate.contracts import load_fixtures
+
+from . import fuzz_mutations as mut
+from .fuzz_readings import DONE, READERS, Call, Event, canon, decode_events, loads
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 PROTOCOLS = ("openai_responses", "anthropic_messages", "gemini_interactions")
@@ -119,7 +119,7 @@ def load_cases(protocol: str) -> list[Case]:
 
 
 def frames_of(data: bytes) -> list[mut.Frame]:
-    from fuzz_readings import sse_events
+    from .fuzz_readings import sse_events
 
     out = []
     for name, text in sse_events(data) or []:

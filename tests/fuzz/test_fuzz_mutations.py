@@ -11,10 +11,11 @@ from __future__ import annotations
 import os
 
 import pytest
-from fuzz_loop import Corpus, fuzz
-from fuzz_mutations import RAW_VALUES, to_python, to_text
-from fuzz_readings import READERS, canon, decode_events, sse_events
-from fuzz_runner import (
+
+from .fuzz_loop import Corpus, fuzz
+from .fuzz_mutations import RAW_VALUES, to_python, to_text
+from .fuzz_readings import READERS, canon, decode_events, sse_events
+from .fuzz_runner import (
     KNOWN_BUGS,
     PROTOCOLS,
     known_bug,

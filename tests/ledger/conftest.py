@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ledger_harness import PG_URL, require_postgres
 
 from callgate.ledger import Ledger, open_ledger
+
+from .ledger_harness import PG_URL, require_postgres
 
 
 @pytest.fixture

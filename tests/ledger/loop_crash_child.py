@@ -11,10 +11,10 @@ import signal
 import sys
 from pathlib import Path
 
-from ledger_harness import crash_tools
-
 from callgate.ledger import EffectState, open_ledger
 from callgate.loop import HostLoop, ToolSpec
+
+from .ledger_harness import crash_tools
 
 NOT_REACHED = 3  # the exit code when the loop never met the point
 

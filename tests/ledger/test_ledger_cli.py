@@ -6,10 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from ledger_harness import record
 
 from callgate.cli import main
 from callgate.ledger import EffectClass, Tool, open_ledger
+
+from .ledger_harness import record
 
 
 @pytest.fixture

@@ -18,9 +18,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from ledger_harness import crash_tools, outbox_sender, remote_count
 
 from callgate.ledger import EffectState, Ledger, is_legal_trail, open_ledger
+
+from .ledger_harness import crash_tools, outbox_sender, remote_count
 
 HARNESS = Path(__file__).with_name("ledger_harness.py")
 POINTS = ["after_claim", "after_sent", "after_return", "after_commit"]

@@ -24,14 +24,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ledger_harness import PG_URL, crash_tools, outbox_sender, remote_count, require_postgres
-from loop_crash_child import loop_for
 
 from callgate.ledger import EffectState, Ledger, is_legal_trail, open_ledger
 from callgate.loop import MODEL_FAULT_POINTS
 from callgate.mock import MockServer, ScriptBuilder, call
 
-CHILD = Path(__file__).with_name("loop_crash_child.py")
+from .ledger_harness import PG_URL, crash_tools, outbox_sender, remote_count, require_postgres
+from .loop_crash_child import loop_for
+
 EFFECT_POINTS = ("after_claim", "after_sent", "after_return", "after_commit")
 POINTS = (*MODEL_FAULT_POINTS, *EFFECT_POINTS)
 TOOLS = ("read", "idem", "verif", "amo", "amo_approved", "local")
@@ -148,7 +148,7 @@ def test_sigkill_of_the_host_loop_never_repeats_a_turn_or_an_effect(
         ]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
         child = subprocess.run(
-            [sys.executable, str(CHILD), *args],
+            [sys.executable, "-m", "tests.ledger.loop_crash_child", *args],
             env=env,
             capture_output=True,
             timeout=60,

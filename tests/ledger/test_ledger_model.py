@@ -25,7 +25,6 @@ from hypothesis.stateful import (
     precondition,
     rule,
 )
-from ledger_harness import PG_URL, record, require_postgres
 
 from callgate.ledger import (
     Applied,
@@ -41,6 +40,8 @@ from callgate.ledger import (
     is_legal_trail,
     open_ledger,
 )
+
+from .ledger_harness import PG_URL, record, require_postgres
 
 S = EffectState
 CLASSES = {

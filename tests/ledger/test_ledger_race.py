@@ -7,9 +7,9 @@ import random
 from collections import Counter
 from typing import Any
 
-from ledger_harness import record
-
 from callgate.ledger import EffectClass, Tool, open_ledger
+
+from .ledger_harness import record
 
 WORKERS = 4
 EFFECTS = 12

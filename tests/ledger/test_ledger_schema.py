@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from ledger_harness import record
 
 from callgate import UsageError
 from callgate.ledger import SCHEMA_VERSION, SchemaVersionError, Tool, open_ledger, open_store
 from callgate.ledger._schema import MIGRATIONS, migrate, schema_version
+
+from .ledger_harness import record
 
 
 def test_a_new_database_is_created_at_the_current_version(store_url: str) -> None:

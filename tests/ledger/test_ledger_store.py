@@ -7,7 +7,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from ledger_harness import record
 
 from callgate import ToolResult, UsageError
 from callgate._digest import canonical_digest
@@ -30,6 +29,8 @@ from callgate.ledger import (
     TurnInput,
     is_legal_trail,
 )
+
+from .ledger_harness import record
 
 S = EffectState
 Make = Callable[..., Ledger]

@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from loop_helpers import FINAL, VARIANTS, make_loop, refund_specs, remote_count
 
 from callgate.ledger import EffectState, Ledger
 from callgate.mock import MockServer, ScriptBuilder, call
+
+from .loop_helpers import FINAL, VARIANTS, make_loop, refund_specs, remote_count
 
 
 def _script(protocol: str, conversation: str, *, denied: bool) -> object:

@@ -6,12 +6,21 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from loop_helpers import FINAL, MODEL, VARIANTS, base_url, refund_script, refund_specs, remote_count
 
 from callgate.ledger import EffectState, Ledger
 from callgate.loop import AsyncHostLoop, LoopResult
 from callgate.loop.sdk import openai_async_send
 from callgate.mock import MockServer
+
+from .loop_helpers import (
+    FINAL,
+    MODEL,
+    VARIANTS,
+    base_url,
+    refund_script,
+    refund_specs,
+    remote_count,
+)
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))

@@ -7,12 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from loop_helpers import FINAL, make_loop, refund_specs, remote_count
 
 from callgate import ProviderError, TruncatedStreamError
 from callgate.ledger import Ledger, RequestState
 from callgate.loop import ProviderHTTPError, TurnRefused
 from callgate.mock import MockServer, ScriptBuilder, call
+
+from .loop_helpers import FINAL, make_loop, refund_specs, remote_count
 
 REFUSALS: dict[str, tuple[str, dict[str, Any], type[Exception]]] = {
     "openai-stateful": (

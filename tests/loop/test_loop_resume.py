@@ -9,10 +9,11 @@ import time
 from pathlib import Path
 
 import pytest
-from loop_helpers import FINAL, VARIANTS, make_loop, refund_script, refund_specs, remote_count
 
 from callgate.ledger import UNKNOWN_OUTCOME, Ledger, open_ledger
 from callgate.mock import MockServer, ScriptBuilder, call
+
+from .loop_helpers import FINAL, VARIANTS, make_loop, refund_script, refund_specs, remote_count
 
 
 class Crash(BaseException):

@@ -6,12 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from loop_helpers import FINAL, MODEL, refund_script, refund_specs, remote_count
 
 from callgate.ledger import EffectState, Ledger
 from callgate.loop import HostLoop, ProviderHTTPError
 from callgate.loop.sdk import anthropic_send, openai_send
 from callgate.mock import MockServer, ScriptBuilder, call
+
+from .loop_helpers import FINAL, MODEL, refund_script, refund_specs, remote_count
 
 openai = pytest.importorskip("openai")
 anthropic = pytest.importorskip("anthropic")

@@ -7,10 +7,11 @@ import json
 
 import httpx
 import pytest
-from conftest import AUTH, PATHS, asgi_call
 
 from callgate.mock import MockServer, ScriptBuilder, call, create_app
 from callgate.sse import SSEDecoder
+
+from .conftest import AUTH, PATHS, asgi_call
 
 
 def _one(protocol: str, **respond: object) -> object:

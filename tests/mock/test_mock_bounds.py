@@ -8,10 +8,11 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import AUTH, PATHS
 
 from callgate.mock import TEST_ID_HEADER, Journal, MockServer, MockState, ScriptBuilder, create_app
 from callgate.mock._journal import BODY_PREFIX
+
+from .conftest import AUTH, PATHS
 
 
 def _script(protocol: str = "openai_responses") -> Any:
@@ -206,7 +207,7 @@ def test_state_keeps_no_per_request_list_and_bounds_its_sessions() -> None:
     state = MockState(_script(), max_sessions=3)
     assert not hasattr(state, "served")
     app = create_app(_script(), state=state)
-    from conftest import asgi_call
+    from .conftest import asgi_call
 
     for n in range(10):
         headers = {**AUTH["openai_responses"], TEST_ID_HEADER: f"t{n}"}
@@ -233,7 +234,7 @@ def test_a_long_journal_read_is_one_json_list_sent_in_slices() -> None:
 
 def test_a_declared_oversized_body_on_a_control_route_is_a_413() -> None:
     app = create_app(_script(), max_body_bytes=100)
-    from conftest import asgi_call
+    from .conftest import asgi_call
 
     scope_path = "/_callgate/faults"
     status, _, bodies = asgi_call(app, scope_path, b"x" * 10, {"content-length": "5000"})

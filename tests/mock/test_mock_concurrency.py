@@ -16,7 +16,6 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import AUTH, PATHS
 
 from callgate import ToolResult
 from callgate import anthropic_messages as am
@@ -30,6 +29,8 @@ from callgate.mock import (
     ScriptBuilder,
     call,
 )
+
+from .conftest import AUTH, PATHS
 
 N_CONVERSATIONS = 50
 N_SESSIONS = 10

@@ -11,7 +11,6 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import AUTH, PATHS, asgi_call
 
 from callgate import (
     FramingError,
@@ -33,6 +32,8 @@ from callgate.mock import (
     load_script,
 )
 from callgate.sse import SSEDecoder
+
+from .conftest import AUTH, PATHS, asgi_call
 
 PROTOCOLS = sorted(PATHS)
 PARSE = {

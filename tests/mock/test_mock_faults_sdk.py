@@ -16,7 +16,6 @@ import httpx
 import httpx2
 import openai
 import pytest
-from conftest import AUTH, PATHS
 from google import genai
 from google.genai import _interactions_errors as genai_errors
 
@@ -24,6 +23,8 @@ from callgate import ProviderError
 from callgate import gemini_interactions as gi
 from callgate import openai_responses as oai
 from callgate.mock import MockServer, ScriptBuilder, call
+
+from .conftest import AUTH, PATHS
 
 MODEL = "m"
 ARGS = {"city": "Paris"}

@@ -6,10 +6,11 @@ import socket
 
 import httpx
 import pytest
-from conftest import AUTH, PATHS
 
 from callgate.mock import TEST_ID_HEADER, Journal, MockServer, ScriptBuilder
 from callgate.mock._app import host_is_loopback
+
+from .conftest import AUTH, PATHS
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,6 @@ from typing import Any
 from unittest import mock
 
 import httpx
-from conftest import AUTH, PATHS
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -29,6 +28,8 @@ from callgate.mock._faults_spec import HTTP_STATUSES, MAX_PACING_MS, MAX_RETRY_A
 from callgate.mock._providers import provider
 from callgate.mock._script import MAX_SEED, MAX_TOKENS
 from callgate.sse import SSEDecoder
+
+from .conftest import AUTH, PATHS
 
 _STATUSES = {
     "openai_responses": st.sampled_from(provider("openai_responses").statuses or ()),

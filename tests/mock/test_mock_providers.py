@@ -6,12 +6,13 @@ import json
 from typing import Any
 
 import pytest
-from conftest import AUTH, PATHS, asgi_call
 
 from callgate import _protocols
 from callgate.mock import PROTOCOLS, VALIDATION_CHECKS, ScriptBuilder, call, create_app
 from callgate.mock._providers import protocol_of, provider
 from callgate.sse import SSEDecoder
+
+from .conftest import AUTH, PATHS, asgi_call
 
 
 def test_every_served_protocol_is_a_registered_room_with_its_own_provider() -> None:

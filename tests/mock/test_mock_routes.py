@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from conftest import AUTH
 
 from callgate.mock import MockServer, ScriptBuilder
+
+from .conftest import AUTH
 
 
 @pytest.fixture(scope="module")

@@ -10,13 +10,14 @@ from typing import Any
 
 import openai
 import pytest
-from conftest import AUTH, PATHS
 from starlette.testclient import TestClient
 
 from callgate import JSONError
 from callgate import gemini_interactions as gi
 from callgate.mock import MockServer, ScriptBuilder, ScriptError, call, create_app, load_script
 from callgate.sse import SSEDecoder
+
+from .conftest import AUTH, PATHS
 
 OPENAI = "openai_responses"
 ANTHROPIC = "anthropic_messages"

@@ -33,7 +33,6 @@ from typing import Any, ClassVar
 import anthropic
 import openai
 import pytest
-from conftest import Exchange, RecordingApp, conversation_problems, recording_mock_server
 from google import genai
 
 from callgate import ToolResult
@@ -43,6 +42,8 @@ from callgate import openai_responses as oai
 from callgate.contracts import REVISIONS, get_baseline
 from callgate.mock import MockServer, ScriptBuilder, call
 from callgate.sse import SSEDecoder
+
+from .conftest import Exchange, RecordingApp, conversation_problems, recording_mock_server
 
 # -- SDK generation -> contract baseline ------------------------------------------------------
 

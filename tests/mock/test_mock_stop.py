@@ -5,9 +5,10 @@ from __future__ import annotations
 import threading
 
 import httpx
-from conftest import AUTH
 
 from callgate.mock import MockServer, ScriptBuilder
+
+from .conftest import AUTH
 
 _PACED = {"first_byte_ms": 0, "event_delay_ms": 60_000, "flush": "per_event"}
 
