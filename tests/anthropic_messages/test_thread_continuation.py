@@ -8,7 +8,6 @@ import dataclasses
 from typing import Any
 
 import pytest
-from anthropic_wire import wire_fixtures
 
 from callgate import BindingError, ContinuationError, ToolResult, UsageError
 from callgate.anthropic_messages import (
@@ -17,6 +16,8 @@ from callgate.anthropic_messages import (
     build_thread_continuation,
     parse_stream,
 )
+
+from .wire import wire_fixtures
 
 FIXTURES = {f.name: f for f in wire_fixtures()}
 TOOLS = [
