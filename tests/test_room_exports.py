@@ -20,6 +20,7 @@ ROOM_NAMES = {
         "RecoveryCall",
         "SystemMessageCapability",
         "build_continuation",
+        "build_thread_continuation",
     },
     "gemini_interactions": {
         "FunctionCall",

@@ -132,3 +132,9 @@ def test_baseline_constructor_validates() -> None:
         dataclasses.replace(good, revision="2099-01")
     with pytest.raises(ContractError, match="source_urls"):
         dataclasses.replace(good, source_urls=())
+
+
+def test_anthropic_threads_are_a_stateful_mode_of_the_2026_11_baseline_only() -> None:
+    current = get_baseline("anthropic_messages", "2026-11")
+    assert current.stateful_continuation == ("thread:message-threads-2026-08-12",)
+    assert get_baseline("anthropic_messages", "2026-07-21").stateful_continuation == ()

@@ -67,6 +67,8 @@ class Baseline:
     sdk_version: str
     source_urls: tuple[str, ...]
     notes: str
+    # Server-held continuation modes as "mode:beta-name" (empty: replay the whole history).
+    stateful_continuation: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:
@@ -87,6 +89,10 @@ class Baseline:
             raise ContractError("baseline source_urls must be a non-empty tuple")
         for url in self.source_urls:
             validate_source_url(url, provider=self.provider)
+        if type(self.stateful_continuation) is not tuple or any(
+            type(m) is not str or not m for m in self.stateful_continuation
+        ):
+            raise ContractError("baseline stateful_continuation must be a tuple of non-empty str")
 
 
 _OLD, _CURRENT = REVISIONS
@@ -182,6 +188,9 @@ _TABLE: dict[tuple[str, str], tuple[str, str, tuple[str, ...], tuple[str, ...], 
         "SDK 3.6.1 defaults the Gemini Developer API to v1 (GOOGLE_AI_API_DEFAULT_VERSION).",
     ),
 }
+# Stateful continuation modes recorded so far (anthropic 2.14.0 types/beta/message_create_params.py
+# ``thread``; https://platform.claude.com/docs/en/build-with-claude/message-threads).
+_STATEFUL = {("anthropic_messages", _CURRENT): ("thread:message-threads-2026-08-12",)}
 _GH_PREFIX = {"openai": _OPENAI_GH, "anthropic": _ANTHROPIC_GH, "google": _GENAI_GH}
 
 
@@ -204,6 +213,7 @@ def _build() -> dict[tuple[str, str], Baseline]:
                 sdk_version=sdk_version,
                 source_urls=docs + tuple(prefix + path for path in sdk_paths),
                 notes=notes,
+                stateful_continuation=_STATEFUL.get((protocol, revision), ()),
             )
     return built
 

@@ -72,7 +72,9 @@ async def read_json(request: Request, entry: JournalEntry, limit: int = MAX_BODY
     except CallgateError:
         entry.body = raw.decode("utf-8", "replace")
         raise
-    entry.body = body
+    # A shallow copy: a provider may rewrite top-level fields of the body it validates
+    # (an Anthropic thread ``continue`` becomes the whole history); the journal keeps the wire.
+    entry.body = dict(body) if isinstance(body, dict) else body
     return body
 
 
