@@ -2,7 +2,7 @@
 
 The allow-matrix (rows import columns):
 
-    kernel      stdlib only (_errors _limits _json _digest _fields _results _protocols sse
+    kernel      stdlib only (_errors _limits _json _digest _fields _results _hosted _protocols sse
                 contracts)
     rooms       kernel                 (never another room, never an upper floor)
     ledger      kernel, psycopg lazily (never a room, loop, mock, recording)
@@ -31,7 +31,8 @@ ROOMS = {
     "gemini_interactions",
     "gemini_generate_content",
 }
-KERNEL = {"_errors", "_limits", "_json", "_digest", "_fields", "_results", "_protocols", "sse"}
+KERNEL = {"_errors", "_limits", "_json", "_digest", "_fields", "_results", "_hosted", "_protocols"}
+KERNEL |= {"sse"}
 KERNEL |= {"contracts", "__init__"}
 TOP = {"cli", "pytest_plugin", "_demo", "_demo_loop", "_demo_ggc"}
 # Which top-level parts each part may import (besides itself and the standard library).

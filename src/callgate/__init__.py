@@ -18,6 +18,7 @@ from ._errors import (
     UnsupportedProviderState,
     UsageError,
 )
+from ._hosted import Citation, HostedCall
 from ._json import loads_strict
 from ._limits import DEFAULT_LIMITS, Limits
 from ._results import ToolResult, bind_results
@@ -26,9 +27,11 @@ __all__ = [
     "DEFAULT_LIMITS",
     "BindingError",
     "CallgateError",
+    "Citation",
     "ContinuationError",
     "ContractError",
     "FramingError",
+    "HostedCall",
     "JSONError",
     "LimitExceededError",
     "Limits",

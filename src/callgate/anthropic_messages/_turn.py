@@ -20,6 +20,7 @@ from typing import Any
 
 from .._digest import canonical_digest
 from .._errors import CallgateError, JSONError
+from .._hosted import Citation, HostedCall
 from . import _events as ev
 
 __all__ = [
@@ -119,6 +120,9 @@ class Turn:
     attached to errors as ``err.turn`` and always have ``calls == ()``). ``digest`` is the
     canonical digest of the turn (:func:`turn_digest`); builders recompute it to detect
     mutation. ``text`` is the concatenated text of the ``text`` blocks (``""`` when none).
+
+    ``hosted_calls``/``citations``: the hosted-tool projection (:class:`callgate.HostedCall`,
+    :class:`callgate.Citation`), derived from the raw output; never executable.
     """
 
     message_id: str
@@ -134,6 +138,8 @@ class Turn:
     complete: bool
     baseline: str
     digest: str
+    hosted_calls: tuple[HostedCall, ...] = ()
+    citations: tuple[Citation, ...] = ()
 
     @property
     def text(self) -> str:

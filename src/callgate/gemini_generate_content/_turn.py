@@ -25,6 +25,7 @@ from typing import Any
 
 from .._digest import canonical_digest
 from .._errors import ProviderError, SequenceError, UnsupportedProviderState
+from .._hosted import Citation, HostedCall
 from ._events import BLOCK_REASONS, CONTINUATION, FINISH_REASONS, REFUSALS, STOP
 
 __all__ = [
@@ -77,6 +78,9 @@ class Turn:
     - ``candidate_index``: the candidate the caller selected, ``None`` for the single one.
     - ``chunks``: chunks seen; ``origin``: ``"stream"`` or ``"body"``; ``baseline``.
     - ``digest``: :func:`callgate.canonical_digest` of all of the above.
+
+    ``hosted_calls``/``citations``: the hosted-tool projection (:class:`callgate.HostedCall`,
+    :class:`callgate.Citation`), derived from the raw output; never executable.
     """
 
     parts: tuple[dict[str, Any], ...]
@@ -91,6 +95,8 @@ class Turn:
     origin: str
     baseline: str
     digest: str
+    hosted_calls: tuple[HostedCall, ...] = ()
+    citations: tuple[Citation, ...] = ()
 
     @property
     def text(self) -> str:

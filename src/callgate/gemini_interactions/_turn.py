@@ -7,6 +7,7 @@ from typing import Any
 
 from .._digest import canonical_digest
 from .._errors import ProviderError, SequenceError, UnsupportedProviderState
+from .._hosted import Citation, HostedCall
 from ._events import FAILED_STATUSES
 
 __all__ = ["ORIGINS", "FunctionCall", "Turn", "make_turn", "release_calls", "turn_digest"]
@@ -52,6 +53,9 @@ class Turn:
       order (``""`` when there are none); derived from ``steps``.
     - ``digest``: :func:`callgate.canonical_digest` of the snapshot of all of the above
       (``text`` through ``steps``); builders recompute it to detect mutation after parsing.
+
+    ``hosted_calls``/``citations``: the hosted-tool projection (:class:`callgate.HostedCall`,
+    :class:`callgate.Citation`), derived from the raw output; never executable.
     """
 
     interaction_id: str | None
@@ -64,6 +68,8 @@ class Turn:
     opaque: tuple[int, ...]
     text: str
     digest: str
+    hosted_calls: tuple[HostedCall, ...] = ()
+    citations: tuple[Citation, ...] = ()
 
 
 def _snapshot(

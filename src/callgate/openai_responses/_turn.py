@@ -11,6 +11,7 @@ from typing import Any
 
 from .._digest import canonical_digest
 from .._errors import CallgateError, JSONError, ProviderError, SchemaError, SequenceError
+from .._hosted import Citation, HostedCall
 from .._json import loads_strict
 from .._limits import Limits
 
@@ -85,6 +86,9 @@ class Turn:
       the provider reported, if anything; ``baseline``: the contract revision enforced.
     - ``digest``: :func:`callgate.canonical_digest` of the snapshot (response id, status,
       items, calls). Continuation builders recompute it to detect later mutation.
+
+    ``hosted_calls``/``citations``: the hosted-tool projection (:class:`callgate.HostedCall`,
+    :class:`callgate.Citation`), derived from the raw output; never executable.
     """
 
     response_id: str | None
@@ -98,6 +102,8 @@ class Turn:
     error: ProviderErrorInfo | None
     baseline: str
     digest: str
+    hosted_calls: tuple[HostedCall, ...] = ()
+    citations: tuple[Citation, ...] = ()
 
 
 def _snapshot_digest(
