@@ -34,7 +34,7 @@ ROOMS = {
 KERNEL = {"_errors", "_limits", "_json", "_digest", "_fields", "_results", "_hosted", "_protocols"}
 KERNEL |= {"sse"}
 KERNEL |= {"contracts", "__init__"}
-TOP = {"cli", "pytest_plugin", "_demo", "_demo_loop", "_demo_ggc"}
+TOP = {"cli", "pytest_plugin"}  # and every _demo* scenario module and _*_cli command
 # Which top-level parts each part may import (besides itself and the standard library).
 ALLOWED: dict[str, set[str]] = {
     "kernel": KERNEL,
@@ -63,7 +63,7 @@ def _kind(part: str) -> str:
         return "kernel"
     if part in ROOMS:
         return "room"
-    if part in TOP or (part.startswith("_") and part.endswith("_cli")):
+    if part in TOP or part.startswith("_demo") or (part.startswith("_") and part.endswith("_cli")):
         return "top"
     return part
 
