@@ -10,7 +10,9 @@ lost before it was identified, or on a protocol that cannot fetch it, is re-sent
 file: applications <= 1, exactly 1 for the classes that protect it and wherever an
 operator or verifier settled a lost attempt. Bounded by default (every point once, a
 rotating product of protocols, classes and stores); ``CALLGATE_CRASH_MATRIX=full`` runs
-every point x class x store x protocol.
+every point x class x store x protocol. On Anthropic message threads a re-sent
+continuation finds its message already continued and the loop replays the conversation in
+a new thread: the provider sees the same answers asked as without threads.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ VARIANTS = {
     "openai-stateful": ("openai_responses", "stateful"),
     "openai-stateless": ("openai_responses", "stateless"),
     "anthropic": ("anthropic_messages", "stateful"),
+    "anthropic-threads": ("anthropic_messages", "threads"),
     "gemini-stateful": ("gemini_interactions", "stateful"),
     "gemini-stateless": ("gemini_interactions", "stateless"),
 }

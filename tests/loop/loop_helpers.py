@@ -17,9 +17,11 @@ VARIANTS = {
     "openai-stateful": ("openai_responses", True),
     "openai-stateless": ("openai_responses", False),
     "anthropic": ("anthropic_messages", True),
+    "anthropic-threads": ("anthropic_messages", True),
     "gemini-stateful": ("gemini_interactions", True),
     "gemini-stateless": ("gemini_interactions", False),
 }
+THREADED = frozenset({"anthropic-threads"})  # HostLoop(threads=True)
 MODEL = "model-x"
 FINAL = "Refunded order 42."
 
@@ -115,6 +117,7 @@ def make_loop(
         tools=specs,
         model=MODEL,
         store=store,
+        threads=variant in THREADED,
         headers={"x-callgate-conversation": conversation or variant},
         retry_backoff=0.0,
         **kw,

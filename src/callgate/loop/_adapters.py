@@ -30,6 +30,7 @@ class Config:
     store: bool
     instructions: str | None
     max_tokens: int
+    threads: bool = False  # Anthropic: continue in a server-held message thread
 
 
 def _text_request(request: Any, key: str, wrap: Callable[[str], Any]) -> dict[str, Any]:
@@ -114,10 +115,24 @@ def _am_first(request: Any, cfg: Config) -> dict[str, Any]:
     body.update(model=cfg.model, tools=list(cfg.tools), max_tokens=cfg.max_tokens)
     if cfg.instructions is not None:
         body["system"] = cfg.instructions
+    if cfg.threads:
+        body["thread"] = {"type": "create"}
     return _stream(body)
 
 
 def _am_next(turn: Any, results: Sequence[ToolResult], prev: dict[str, Any], cfg: Config) -> Any:
+    if isinstance(prev.get("thread"), Mapping):  # the thread holds the conversation
+        body = room("anthropic_messages").build_thread_continuation(
+            turn,
+            results,
+            previous_message_id=turn.message_id,
+            thread_request=prev,
+            model=cfg.model,
+            max_tokens=cfg.max_tokens,
+            tools=cfg.tools,
+            system=cfg.instructions,
+        )
+        return _stream(body)
     body = room("anthropic_messages").build_continuation(
         turn,
         results,

@@ -18,7 +18,10 @@ class HostLoop(LoopCore):
 
     ``protocol`` is a room name (``openai_responses``, ``anthropic_messages``,
     ``gemini_interactions``); ``store`` picks stateful (``previous_*_id``) or stateless
-    (full replay, ``store: false``) continuations where the protocol has both. The bytes
+    (full replay, ``store: false``) continuations where the protocol has both;
+    ``threads=True`` makes Anthropic continue in a server-held message thread (beta
+    ``message-threads-2026-08-12``; a lost thread is replayed in a new one: see
+    :mod:`callgate.loop._threads`), where the default replays the history. The bytes
     go over ``httpx`` to ``base_url`` with ``api_key``, or through ``send(body, headers)``
     (your own client, e.g. an official SDK; see :mod:`callgate.loop.sdk`). ``headers`` are
     added to every request. ``max_retries`` is the loop's whole retry budget per ``run``/``resume``

@@ -103,12 +103,17 @@ def view(body: Mapping[str, Any]) -> RequestView:
         if message.get("role") == "user":
             found.extend(texts(message.get("content")))
     last = messages[-1] if messages else {}
+    # A replayed history names each result's tool through the tool_use it answers.
+    asked = messages[-2] if len(messages) > 1 else {}
+    uses = {b.get("id"): b.get("name") for b in list_of(asked.get("content"))
+            if isinstance(b, dict) and b.get("type") == "tool_use"}  # fmt: skip
     if last.get("role") == "user":
         for block in list_of(last.get("content")):
             if isinstance(block, dict) and block.get("type") == "tool_result":
+                call_id = block.get("tool_use_id")
                 results.append(
                     FunctionResult(
-                        block.get("tool_use_id"), None, block.get("content"),
+                        call_id, uses.get(call_id), block.get("content"),
                         block.get("is_error") is True,
                     )
                 )  # fmt: skip
