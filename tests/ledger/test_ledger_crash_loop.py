@@ -44,6 +44,7 @@ VARIANTS = {
     "anthropic-threads": ("anthropic_messages", "threads"),
     "gemini-stateful": ("gemini_interactions", "stateful"),
     "gemini-stateless": ("gemini_interactions", "stateless"),
+    "gemini-generate-content": ("gemini_generate_content", "stateless"),
 }
 STORES = ("sqlite", "postgres")
 FINAL = "Done."
@@ -105,6 +106,7 @@ def _base(server: MockServer, variant: str) -> str:
         "openai_responses": server.openai_base_url,
         "anthropic_messages": server.anthropic_base_url,
         "gemini_interactions": server.gemini_base_url,
+        "gemini_generate_content": server.gemini_base_url,
     }[protocol]
 
 
@@ -185,9 +187,24 @@ def test_sigkill_of_the_host_loop_never_repeats_a_turn_or_an_effect(
     assert is_legal_trail(trail), [(e.from_state, e.event, e.to_state) for e in trail]
     consumed = [a for a in approvals if a[2] is not None]
     assert len({a[0] for a in consumed}) == len(consumed)
+    if mode == "threads" and answers == 2:
+        _check_thread_replay(posts[asks:])
+        return
     continuations = [p.body for p in posts[asks:]]
     assert len(continuations) == answers
     assert all(body == continuations[0] for body in continuations)  # the same results
+
+
+def _check_thread_replay(continuations: list[Any]) -> None:
+    """The lost continuation, its re-send refused (already continued), then the whole
+    conversation in a new thread ending with the very same results."""
+    lost, refused, replay = continuations
+    assert [lost.outcome, refused.outcome, replay.outcome] == ["matched", "rejected", "matched"]
+    assert refused.body == lost.body
+    assert refused.response["error"]["details"]["error_code"] == "thread_already_continued"
+    assert replay.body["thread"] == {"type": "create"}
+    new = lost.body["messages"]
+    assert replay.body["messages"][-len(new) :] == new
 
 
 def test_the_cell_table_covers_every_point(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ VARIANTS = {
     "anthropic-threads": ("anthropic_messages", True),
     "gemini-stateful": ("gemini_interactions", True),
     "gemini-stateless": ("gemini_interactions", False),
+    "gemini-generate-content": ("gemini_generate_content", False),  # stateless only
 }
 THREADED = frozenset({"anthropic-threads"})  # HostLoop(threads=True)
 MODEL = "model-x"
@@ -31,6 +32,7 @@ def base_url(server: MockServer, protocol: str) -> str:
         "openai_responses": server.openai_base_url,
         "anthropic_messages": server.anthropic_base_url,
         "gemini_interactions": server.gemini_base_url,
+        "gemini_generate_content": server.gemini_base_url,
     }[protocol]
 
 
