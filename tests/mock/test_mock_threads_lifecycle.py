@@ -22,16 +22,22 @@ import pytest
 from callgate.mock import MockServer, ScriptBuilder, call
 from callgate.mock._providers import _anthropic_messages_threads as threads
 
-pytestmark = pytest.mark.skipif(
-    tuple(int(p) for p in anthropic.__version__.split(".")[:2]) < (2, 14),
-    reason="message threads arrived in anthropic 2.14.0",
+from .thread_wire import (
+    BETA,
+    FIRST,
+    MODEL,
+    RESULTS,
+    answer,
+    client_for,
+    continue_,
+    create,
+    details,
+    needs_threads,
+    serve,
 )
 
-BETA = "message-threads-2026-08-12"
-MODEL = "thread-model"
-TOOLS = [{"name": "get_weather", "input_schema": {"type": "object"}}]
-RESULTS = [{"name": "get_weather", "output": "sunny"}]
-FIRST = [{"role": "user", "content": "Weather in Paris?"}]
+pytestmark = needs_threads
+
 # A stream that sends two events and stays open until its client goes away.
 HELD = {"type": "never_end", "after": 2}
 
@@ -53,81 +59,42 @@ def _script() -> Any:
     return b.build()
 
 
-_OPEN: list[anthropic.Anthropic] = []
-
-
 @pytest.fixture
 def server() -> Iterator[MockServer]:
-    with MockServer(_script()) as running:
-        yield running
-        while _OPEN:
-            _OPEN.pop().close()
-
-
-def _client(server: MockServer, conversation: str) -> anthropic.Anthropic:
-    client = anthropic.Anthropic(
-        base_url=server.anthropic_base_url, api_key="k", max_retries=0,
-        _strict_response_validation=True,
-        default_headers={"x-callgate-conversation": conversation},
-    )  # fmt: skip
-    _OPEN.append(client)
-    return client
-
-
-def _create(client: anthropic.Anthropic, **extra: Any) -> Any:
-    extra.setdefault("betas", [BETA])
-    return client.beta.messages.create(
-        model=MODEL, max_tokens=256, system="Be brief.", tools=TOOLS, messages=FIRST,
-        thread={"type": "create"}, **extra,
-    )  # fmt: skip
-
-
-def _answer(message: Any) -> list[dict[str, Any]]:
-    (use,) = [b for b in message.content if b.type == "tool_use"]
-    return [{"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": use.id, "content": "sunny"}]}]  # fmt: skip
-
-
-def _continue(client: anthropic.Anthropic, previous: Any, **extra: Any) -> Any:
-    extra.setdefault("betas", [BETA])
-    return client.beta.messages.create(
-        model=MODEL, max_tokens=256, messages=_answer(previous),
-        thread={"type": "continue", "previous_message_id": previous.id}, **extra,
-    )  # fmt: skip
+    yield from serve(_script())
 
 
 def _code(exc: anthropic.APIStatusError) -> Any:
-    assert isinstance(exc.body, dict)
-    return exc.body["error"].get("details", {}).get("error_code")
+    return details(exc).get("error_code")
 
 
 def test_thread_without_the_beta_header_is_refused_and_consumes_nothing(
     server: MockServer,
 ) -> None:
-    client = _client(server, "beta")
+    client = client_for(server, "beta")
     with pytest.raises(anthropic.BadRequestError) as caught:
-        _create(client, betas=[])
+        create(client, betas=[])
     assert BETA in caught.value.message
     with pytest.raises(anthropic.BadRequestError):
-        _create(client, betas=["some-other-beta-2026-01-01"])
-    first = _create(client, betas=["some-other-beta-2026-01-01", BETA])
+        create(client, betas=["some-other-beta-2026-01-01"])
+    first = create(client, betas=["some-other-beta-2026-01-01", BETA])
     assert [b.type for b in first.content] == ["text", "tool_use"]
     with pytest.raises(anthropic.BadRequestError) as caught:
-        _continue(client, first, betas=[])
+        continue_(client, first, betas=[])
     assert BETA in caught.value.message
-    assert _continue(client, first).content[0].type == "text"
+    assert continue_(client, first).content[0].type == "text"
 
 
 def test_a_second_continuation_while_the_first_streams_is_in_flight(server: MockServer) -> None:
-    client, other = _client(server, "flight"), _client(server, "flight")
-    first = _create(client)
+    client, other = client_for(server, "flight"), client_for(server, "flight")
+    first = create(client)
     with client.beta.messages.stream(
-        model=MODEL, max_tokens=256, betas=[BETA], messages=_answer(first),
+        model=MODEL, max_tokens=256, betas=[BETA], messages=answer(first),
         thread={"type": "continue", "previous_message_id": first.id},
     ) as stream:  # fmt: skip
         assert next(iter(stream)).type == "message_start"  # begun, held open
         with pytest.raises(anthropic.BadRequestError) as caught:
-            _continue(other, first)
+            continue_(other, first)
         assert caught.value.status_code == 400
         assert _code(caught.value) == "thread_continue_in_flight"
         continuing = list(_records(server).values())[-1]
@@ -136,7 +103,7 @@ def test_a_second_continuation_while_the_first_streams_is_in_flight(server: Mock
     while continuing.in_flight and time.monotonic() < deadline:
         time.sleep(0.01)
     with pytest.raises(anthropic.BadRequestError) as caught:
-        _continue(client, first)
+        continue_(client, first)
     assert _code(caught.value) == "thread_already_continued"
 
 
@@ -148,13 +115,13 @@ def _expire(server: MockServer, message_id: str) -> httpx.Response:
 def test_an_expired_thread_is_thread_not_found_for_every_message_in_it(
     server: MockServer,
 ) -> None:
-    client = _client(server, "expire")
-    first = _create(client)
-    second = _continue(client, first)
+    client = client_for(server, "expire")
+    first = create(client)
+    second = continue_(client, first)
     answer = _expire(server, first.id)  # any message of the thread deletes all of it
     assert (answer.status_code, answer.json()) == (200, {"expired": first.id})
     with pytest.raises(anthropic.NotFoundError) as caught:
-        _continue(client, second)
+        continue_(client, second)
     assert _code(caught.value) == "thread_not_found"
     missing = _expire(server, "msg_unknown")
     assert missing.status_code == 404
@@ -166,27 +133,27 @@ def _records(server: MockServer) -> dict[str, Any]:
 
 
 def test_a_thread_unused_for_an_hour_is_deleted(server: MockServer) -> None:
-    client = _client(server, "ttl")
-    first = _create(client)
+    client = client_for(server, "ttl")
+    first = create(client)
     for record in _records(server).values():
         record.served_at -= threads.THREAD_TTL_SECONDS + 1
     with pytest.raises(anthropic.NotFoundError) as caught:
-        _continue(client, first)
+        continue_(client, first)
     assert _code(caught.value) == "thread_not_found"
     assert _records(server)[first.id].deleted
 
 
 def test_retention_counts_from_the_threads_last_use(server: MockServer) -> None:
-    client = _client(server, "last-use")
-    first = _create(client)
-    second = _continue(client, first)
+    client = client_for(server, "last-use")
+    first = create(client)
+    second = continue_(client, first)
     _records(server)[first.id].served_at -= 2 * threads.THREAD_TTL_SECONDS  # old create
-    third = _continue(client, second)  # the thread was used a moment ago: still held
+    third = continue_(client, second)  # the thread was used a moment ago: still held
     assert [b.text for b in third.content if b.type == "text"] == ["Done."]
 
 
 def test_the_sdk_tool_runner_replays_in_a_new_thread_after_expiry(server: MockServer) -> None:
-    client = _client(server, "runner")
+    client = client_for(server, "runner")
 
     @anthropic.beta_tool
     def get_weather(city: str) -> str:

@@ -216,16 +216,18 @@ def _gi_id(event: Mapping[str, Any]) -> Any:
     return None
 
 
-def _gi_kind(turn: Any) -> str:
+def _kind_unless(turn: Any, refused: str | None, protocol: str) -> str:
+    """``calls`` when the turn released some, else ``final``, or refused for ``refused``."""
     if turn.calls:
         return "calls"
-    if turn.status != "completed":
-        raise TurnRefused(
-            f"interaction status {turn.status!r} released no call",
-            provider="gemini_interactions",
-            turn=turn,
-        )
+    if refused is not None:
+        raise TurnRefused(f"{refused} released no call", provider=protocol, turn=turn)
     return "final"
+
+
+def _gi_kind(turn: Any) -> str:
+    refused = None if turn.status == "completed" else f"interaction status {turn.status!r}"
+    return _kind_unless(turn, refused, "gemini_interactions")
 
 
 def _gi_text(turn: Any) -> str:
@@ -285,15 +287,8 @@ def _ggc_id(event: Mapping[str, Any]) -> Any:
 
 
 def _ggc_kind(turn: Any) -> str:
-    if turn.calls:
-        return "calls"
-    if turn.finish_reason != "STOP":
-        raise TurnRefused(
-            f"finishReason {turn.finish_reason!r} released no call",
-            provider="gemini_generate_content",
-            turn=turn,
-        )
-    return "final"
+    refused = None if turn.finish_reason == "STOP" else f"finishReason {turn.finish_reason!r}"
+    return _kind_unless(turn, refused, "gemini_generate_content")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
