@@ -13,6 +13,7 @@ from typing import Any, Final
 from .._errors import LimitExceededError, SchemaError, SequenceError, UnsupportedProviderState
 from .._fields import NONE, need
 from .._limits import Limits
+from ._hosted import PING_ORDER, check_annotation, check_hosted_item
 
 __all__ = [
     "HOSTED_ITEM_TYPES",
@@ -48,10 +49,11 @@ PART_KINDS: Final = MappingProxyType(
 class Part:
     """One content or summary part of an open item: its kind and text fragments."""
 
-    __slots__ = ("chars", "closed", "frags", "kind", "text")
+    __slots__ = ("annotations", "chars", "closed", "frags", "kind", "text")
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
+        self.annotations: list[Any] = []  # streamed annotation.added values, by index
         self.frags: list[str] = []
         self.chars = 0
         self.text: str | None = None  # set by the `.done` event of its text
@@ -78,6 +80,7 @@ class OpenItem:
         "id",
         "index",
         "parts",
+        "phase",
         "type",
     )
 
@@ -92,6 +95,18 @@ class OpenItem:
         self.done_text: str | None = None
         self.parts: dict[tuple[str, int], Part] = {}
         self.done: dict[str, Any] | None = None
+        self.phase = -1  # the last hosted status ping, as its position in PING_ORDER
+
+    def ping(self, phase: str) -> None:
+        """A hosted status ping: each at most once, in the tool's order."""
+        order = PING_ORDER[self.type]
+        position = order.index(phase)
+        if position <= self.phase:
+            raise SequenceError(
+                f"{self.type} status {phase!r} after {order[self.phase]!r} at output_index "
+                f"{self.index}"
+            )
+        self.phase = position
 
 
 def check_item(item: dict[str, Any], where: str) -> str:
@@ -130,7 +145,19 @@ def check_item(item: dict[str, Any], where: str) -> str:
             need(item, "role", (str,), where)
         elif kind == "reasoning":
             need(item, "summary", (list,), where)
+        else:
+            check_hosted_item(item, where)
+        if kind == "message":
+            _check_annotations(item, where)
     return kind
+
+
+def _check_annotations(item: dict[str, Any], where: str) -> None:
+    for n, part in enumerate(item["content"]):
+        if type(part) is dict and part.get("type") == "output_text" and "annotations" in part:
+            annotations = need(part, "annotations", (list,), f"{where} content {n}")
+            for k, annotation in enumerate(annotations):
+                check_annotation(annotation, f"{where} content {n} annotation {k}")
 
 
 def check_done(st: OpenItem, item: dict[str, Any], where: str) -> None:
@@ -156,6 +183,11 @@ def check_done(st: OpenItem, item: dict[str, Any], where: str) -> None:
             raise SequenceError(f"{where} is done before its code was done")
         if st.done_text is not None and item.get("code") != st.done_text:
             raise SequenceError(f"{where} code differs from the streamed code")
+    if st.type in PING_ORDER and st.phase == len(PING_ORDER[st.type]) - 1:
+        if item.get("status") != "completed":
+            raise SequenceError(
+                f"{where} was pinged completed but is done with status {item.get('status')!r}"
+            )
     elif st.type in ("message", "reasoning"):
         _check_parts(st, item, where)
 

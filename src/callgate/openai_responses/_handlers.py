@@ -10,6 +10,7 @@ typed error it means.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, NoReturn
 
 from .._errors import (
@@ -19,7 +20,9 @@ from .._errors import (
     SequenceError,
     TruncatedStreamError,
     UnsupportedProviderState,
+    UsageError,
 )
+from .._json import json_copy
 from .._limits import Limits
 from ._assembly import (
     PART_KINDS,
@@ -31,6 +34,7 @@ from ._assembly import (
     check_text_size,
 )
 from ._events import EventSpec
+from ._hosted import PING_ORDER, check_annotation, check_declared, declared_tools
 from ._state import State
 from ._turn import (
     FunctionCall,
@@ -44,9 +48,31 @@ from ._turn import (
     release_calls,
 )
 
-__all__ = ["Handlers"]
+__all__ = ["Handlers", "request_copy"]
 
 _OPT_STR = (str, type(None))
+
+
+def request_copy(request: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The request body a caller passed to a parser, copied as JSON (:class:`UsageError`
+    for another type or a non-JSON value); its ``tools`` are checked when read."""
+    if request is None:
+        return None
+    if not isinstance(request, Mapping):
+        raise UsageError(f"request must be a mapping, not {type(request).__name__}")
+    copied: dict[str, Any] = json_copy(dict(request), what="request")
+    declared_tools(copied)  # a malformed tools list is the caller's argument error
+    return copied
+
+
+def _check_streamed_annotations(streamed: list[Any], final: Any) -> None:
+    """The annotations streamed by ``annotation.added`` are the part's, in order (a null
+    one, allowed by the 3.57.0 model, only holds its place)."""
+    if type(final) is not list or len(final) != len(streamed):
+        raise SequenceError("content_part.done annotations differ from the streamed ones")
+    for given, done in zip(streamed, final, strict=True):
+        if given is not None and given != done:
+            raise SequenceError("content_part.done annotations differ from the streamed ones")
 
 
 class Handlers:
@@ -55,6 +81,7 @@ class Handlers:
     __slots__ = (
         "_baseline",
         "_calls",
+        "_declared",
         "_error_info",
         "_final_items",
         "_items",
@@ -67,8 +94,11 @@ class Handlers:
         "_terminal",
     )
 
-    def __init__(self, limits: Limits, baseline: str) -> None:
+    def __init__(
+        self, limits: Limits, baseline: str, request: dict[str, Any] | None = None
+    ) -> None:
         self._limits = limits
+        self._declared = declared_tools(request)
         self._baseline = baseline
         self._items: dict[int, OpenItem] = {}  # every added item, by output_index
         self._open: dict[int, OpenItem] = {}  # added and not yet done
@@ -165,7 +195,9 @@ class Handlers:
                 limit="max_items_per_turn",
                 bound=limits.max_items_per_turn,
             )
-        if check_item(item, f"output item {index}") == "function_call":
+        kind = check_item(item, f"output item {index}")
+        check_declared(kind, self._declared, f"output item {index}")
+        if kind == "function_call":
             self._n_calls += 1
             if self._n_calls > limits.max_calls_per_turn:
                 raise LimitExceededError(
@@ -264,6 +296,8 @@ class Handlers:
 
     def _on_code_delta(self, obj: dict[str, Any], spec: EventSpec) -> None:
         st = self._item_for(obj, spec)
+        if st.phase > 0:  # interpreting or completed: the code was final before that
+            raise SequenceError("code delta after the interpreter started")
         if st.done_text is not None:
             raise SequenceError("code delta after the code was done")
         delta: str = obj["delta"]
@@ -280,7 +314,12 @@ class Handlers:
         st.done_text = obj["code"]
 
     def _on_ping(self, obj: dict[str, Any], spec: EventSpec) -> None:
-        self._item_for(obj, spec)
+        st = self._item_for(obj, spec)
+        if spec.type.endswith(".partial_image"):
+            return
+        if st.phase == len(PING_ORDER[st.type]) - 1:
+            raise SequenceError(f"{spec.type} after the tool completed")
+        st.ping(spec.type.rpartition(".")[2])
 
     def _on_ignore(self, obj: dict[str, Any], spec: EventSpec) -> None:
         pass
@@ -322,6 +361,8 @@ class Handlers:
         field = "refusal" if part.kind == "refusal" else "text"
         if obj["part"].get(field) != part.text:
             raise SequenceError(f"{spec.type} text differs from the streamed text")
+        if part.annotations:
+            _check_streamed_annotations(part.annotations, obj["part"].get("annotations"))
         part.closed = True
 
     def _on_text_delta(self, obj: dict[str, Any], spec: EventSpec) -> None:
@@ -344,9 +385,22 @@ class Handlers:
         part.frags = []
 
     def _on_annotation(self, obj: dict[str, Any], spec: EventSpec) -> None:
-        self._part_for(obj, spec)
-        if type(obj.get("annotation")) not in (dict, type(None)):
-            raise SchemaError("output_text.annotation.added 'annotation' is not an object")
+        part = self._part_for(obj, spec)
+        annotation = obj.get("annotation")
+        if annotation is not None:  # nullable in openai 3.57.0 (untyped in 2.46.0)
+            check_annotation(annotation, "output_text.annotation.added 'annotation'")
+        if obj["annotation_index"] != len(part.annotations):
+            raise SequenceError(
+                f"annotation_index {obj['annotation_index']} where {len(part.annotations)} "
+                "was next"
+            )
+        if len(part.annotations) >= self._limits.max_items_per_turn:
+            raise LimitExceededError(
+                "too many annotations in one part",
+                limit="max_items_per_turn",
+                bound=self._limits.max_items_per_turn,
+            )
+        part.annotations.append(annotation)
 
     # -- the turn --------------------------------------------------------------------
 

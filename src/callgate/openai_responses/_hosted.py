@@ -1,0 +1,218 @@
+"""Hosted tools on the Responses wire: their item shapes, their status pings, the tools
+that may produce them, and the projection into ``Turn.hosted_calls`` / ``Turn.citations``.
+
+Hosted items (``web_search_call``, ``file_search_call``, ``code_interpreter_call``,
+``image_generation_call``) ran on OpenAI's side: they are kept raw for replay, never
+released as calls. Their results arrive only in the ``output_item.done`` item and the
+terminal Response (contract §9.2-9.3); the stream carries payload-less status pings, in a
+fixed order per tool, and ``code_interpreter_call_code`` deltas.
+
+Citations are the ``annotations`` of ``output_text`` parts (§9.4). ``start``/``end`` are
+the provider's ``start_index``/``end_index`` for the span kinds (``url_citation``,
+``container_file_citation``); a ``file_citation`` gives one insertion ``index`` (``start``,
+with ``end`` ``None``); a ``file_path``'s ``index`` is a position in a file list, not in the
+text, so both are ``None`` (it stays in ``raw``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, Final
+
+from .._errors import SchemaError, SequenceError, UnsupportedProviderState
+from .._fields import NONE, need
+from .._hosted import Citation, HostedCall
+
+__all__ = [
+    "ANNOTATION_FIELDS",
+    "PING_ORDER",
+    "PRODUCERS",
+    "check_annotation",
+    "check_declared",
+    "check_hosted_item",
+    "check_not_stopped",
+    "declared_tools",
+    "project",
+]
+
+# Which declared tool types may produce each hosted item (the SDK tool runner's
+# `_SERVER_ITEMS`, openai 3.57.0).
+PRODUCERS: Final = MappingProxyType(
+    {
+        "web_search_call": frozenset(
+            {
+                "web_search",
+                "web_search_2025_08_26",
+                "web_search_preview",
+                "web_search_preview_2025_03_11",
+            }
+        ),
+        "file_search_call": frozenset({"file_search"}),
+        "code_interpreter_call": frozenset({"code_interpreter"}),
+        "image_generation_call": frozenset({"image_generation"}),
+    }
+)
+# The status pings of each tool, in the only order they may come (each at most once).
+PING_ORDER: Final = MappingProxyType(
+    {
+        "web_search_call": ("in_progress", "searching", "completed"),
+        "file_search_call": ("in_progress", "searching", "completed"),
+        "code_interpreter_call": ("in_progress", "interpreting", "completed"),
+        "image_generation_call": ("in_progress", "generating", "completed"),
+    }
+)
+_STATUSES: Final = MappingProxyType(
+    {
+        "web_search_call": frozenset({"in_progress", "searching", "completed", "failed", "incomplete"}),
+        "file_search_call": frozenset({"in_progress", "searching", "completed", "incomplete", "failed"}),
+        "code_interpreter_call": frozenset(
+            {"in_progress", "completed", "incomplete", "interpreting", "failed"}
+        ),
+        "image_generation_call": frozenset({"in_progress", "completed", "generating", "failed"}),
+    }
+)  # fmt: skip
+_ACTIONS: Final = frozenset({"search", "open_page", "find_in_page"})
+_STR = (str,)
+_INT = (int,)
+# Every field of each annotation shape is required (response_output_text.py, 3.57.0).
+ANNOTATION_FIELDS: Final = MappingProxyType(
+    {
+        "url_citation": (("url", _STR), ("title", _STR), ("start_index", _INT), ("end_index", _INT)),
+        "file_citation": (("file_id", _STR), ("filename", _STR), ("index", _INT)),
+        "container_file_citation": (
+            ("container_id", _STR), ("file_id", _STR), ("filename", _STR),
+            ("start_index", _INT), ("end_index", _INT),
+        ),
+        "file_path": (("file_id", _STR), ("index", _INT)),
+    }
+)  # fmt: skip
+
+
+def check_hosted_item(item: Mapping[str, Any], where: str) -> None:
+    """The required fields of one hosted item (``id`` is checked by the caller):
+    :class:`SchemaError` for a missing or mistyped one or an unknown status or action."""
+    kind = item["type"]
+    status = need(item, "status", _STR, where)
+    if status not in _STATUSES[kind]:
+        raise SchemaError(f"{where} has status {status[:40]!r}, not one a {kind} can have")
+    if kind == "web_search_call":
+        action = need(item, "action", (dict,), where)
+        if action.get("type") not in _ACTIONS:
+            raise SchemaError(f"{where} action has no type in {sorted(_ACTIONS)}")
+        sources = action.get("sources")
+        if sources is not None and type(sources) is not list:
+            raise SchemaError(f"{where} action 'sources' is not a list")
+    elif kind == "file_search_call":
+        queries = need(item, "queries", (list,), where)
+        if any(type(q) is not str for q in queries):
+            raise SchemaError(f"{where} 'queries' holds a non-string")
+        results = need(item, "results", (list, NONE), where) if "results" in item else None
+        if results is not None and any(type(r) is not dict for r in results):
+            raise SchemaError(f"{where} 'results' holds a non-object")
+    elif kind == "code_interpreter_call":
+        need(item, "container_id", _STR, where)
+        if "code" in item:
+            need(item, "code", (str, NONE), where)
+        outputs = need(item, "outputs", (list, NONE), where) if "outputs" in item else None
+        if outputs is not None and any(type(o) is not dict for o in outputs):
+            raise SchemaError(f"{where} 'outputs' holds a non-object")
+
+
+def check_annotation(annotation: Any, where: str) -> None:
+    """One ``output_text`` annotation: a known kind with every required field typed
+    (:class:`UnsupportedProviderState` for another kind, :class:`SchemaError` else)."""
+    if type(annotation) is not dict:
+        raise SchemaError(f"{where} is not an object")
+    kind = annotation.get("type")
+    if type(kind) is not str:
+        raise SchemaError(f"{where} has no string 'type'")
+    fields = ANNOTATION_FIELDS.get(kind)
+    if fields is None:
+        raise UnsupportedProviderState(f"{where} has unsupported annotation type {kind[:80]!r}")
+    for key, kinds in fields:
+        need(annotation, key, kinds, where)
+
+
+def declared_tools(request: Mapping[str, Any] | None) -> frozenset[str] | None:
+    """The tool types a request declared (``None``: no request was given)."""
+    if request is None:
+        return None
+    tools = request.get("tools")
+    if tools is None:
+        return frozenset()
+    if type(tools) is not list:
+        raise SchemaError("request 'tools' is not a list")
+    found = set()
+    for tool in tools:
+        kind = tool.get("type") if type(tool) is dict else None
+        if type(kind) is not str:
+            raise SchemaError("request tool has no string 'type'")
+        found.add(kind)
+    return frozenset(found)
+
+
+def check_declared(kind: str, declared: frozenset[str] | None, where: str) -> None:
+    """A hosted item needs one of its producing tools declared in the request (when the
+    caller passed the request): :class:`SequenceError` otherwise."""
+    producers = PRODUCERS.get(kind)
+    if declared is None or producers is None or producers & declared:
+        return
+    raise SequenceError(
+        f"{where} is a {kind}, but the request declared none of {sorted(producers)}"
+    )
+
+
+def check_not_stopped(items: tuple[dict[str, Any], ...]) -> None:
+    """Function calls run only after every hosted item of the turn completed: a failed or
+    incomplete hosted item stops the turn (:class:`SequenceError`), as the SDK's tool runner
+    does ("stop before dependent local effects"). The turn on the error shows it."""
+    for index, item in enumerate(items):
+        if item.get("type") in PRODUCERS and item.get("status") not in (None, "completed"):
+            raise SequenceError(
+                f"hosted {item['type']} {item.get('id')!r} (output_index={index}) has status "
+                f"{item.get('status')!r}: the turn's function calls are not released"
+            )
+
+
+def project(items: tuple[dict[str, Any], ...]) -> tuple[tuple[HostedCall, ...], tuple[Citation, ...]]:
+    """``(hosted_calls, citations)`` of a turn's raw output items, in wire order."""
+    calls: list[HostedCall] = []
+    citations: list[Citation] = []
+    for item in items:
+        kind = item.get("type")
+        if kind in PRODUCERS:
+            item_id, status = item.get("id"), item.get("status")
+            calls.append(
+                HostedCall(
+                    tool=kind,
+                    id=item_id if type(item_id) is str else None,
+                    status=status if type(status) is str else None,
+                    raw=item,
+                )
+            )
+        elif kind == "message":
+            for part in item.get("content") or ():
+                if type(part) is dict and part.get("type") == "output_text":
+                    citations.extend(_citation(a) for a in part.get("annotations") or ())
+    return tuple(calls), tuple(citations)
+
+
+def _citation(annotation: Any) -> Citation:
+    if type(annotation) is not dict:  # pragma: no cover - the item checks refused it
+        raise SchemaError("annotation is not an object")
+    kind = annotation.get("type")
+    source = annotation.get("url") if kind == "url_citation" else annotation.get("file_id")
+    if kind == "file_citation":
+        start, end = annotation.get("index"), None
+    elif kind == "file_path":
+        start = end = None
+    else:
+        start, end = annotation.get("start_index"), annotation.get("end_index")
+    return Citation(
+        kind=str(kind),
+        source=source if type(source) is str else None,
+        start=start if type(start) is int else None,
+        end=end if type(end) is int else None,
+        raw=annotation,
+    )
