@@ -23,8 +23,7 @@ from .._limits import DEFAULT_LIMITS, Limits
 from ..contracts import CURRENT_REVISION
 from ._assembly import check_item
 from ._events import BASELINE_EVENTS, PROVIDER
-from ._handlers import request_copy
-from ._hosted import check_declared, declared_tools
+from ._hosted import check_declared, declared_tools, request_copy
 from ._turn import (
     ProviderErrorInfo,
     Turn,

@@ -10,7 +10,6 @@ typed error it means.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, NoReturn
 
 from .._errors import (
@@ -20,9 +19,7 @@ from .._errors import (
     SequenceError,
     TruncatedStreamError,
     UnsupportedProviderState,
-    UsageError,
 )
-from .._json import json_copy
 from .._limits import Limits
 from ._assembly import (
     PART_KINDS,
@@ -34,7 +31,13 @@ from ._assembly import (
     check_text_size,
 )
 from ._events import EventSpec
-from ._hosted import PING_ORDER, check_annotation, check_declared, declared_tools
+from ._hosted import (
+    PING_ORDER,
+    add_annotation,
+    check_declared,
+    check_streamed_annotations,
+    declared_tools,
+)
 from ._state import State
 from ._turn import (
     FunctionCall,
@@ -48,31 +51,9 @@ from ._turn import (
     release_calls,
 )
 
-__all__ = ["Handlers", "request_copy"]
+__all__ = ["Handlers"]
 
 _OPT_STR = (str, type(None))
-
-
-def request_copy(request: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """The request body a caller passed to a parser, copied as JSON (:class:`UsageError`
-    for another type or a non-JSON value); its ``tools`` are checked when read."""
-    if request is None:
-        return None
-    if not isinstance(request, Mapping):
-        raise UsageError(f"request must be a mapping, not {type(request).__name__}")
-    copied: dict[str, Any] = json_copy(dict(request), what="request")
-    declared_tools(copied)  # a malformed tools list is the caller's argument error
-    return copied
-
-
-def _check_streamed_annotations(streamed: list[Any], final: Any) -> None:
-    """The annotations streamed by ``annotation.added`` are the part's, in order (a null
-    one, allowed by the 3.57.0 model, only holds its place)."""
-    if type(final) is not list or len(final) != len(streamed):
-        raise SequenceError("content_part.done annotations differ from the streamed ones")
-    for given, done in zip(streamed, final, strict=True):
-        if given is not None and given != done:
-            raise SequenceError("content_part.done annotations differ from the streamed ones")
 
 
 class Handlers:
@@ -362,7 +343,7 @@ class Handlers:
         if obj["part"].get(field) != part.text:
             raise SequenceError(f"{spec.type} text differs from the streamed text")
         if part.annotations:
-            _check_streamed_annotations(part.annotations, obj["part"].get("annotations"))
+            check_streamed_annotations(part.annotations, obj["part"].get("annotations"))
         part.closed = True
 
     def _on_text_delta(self, obj: dict[str, Any], spec: EventSpec) -> None:
@@ -385,22 +366,7 @@ class Handlers:
         part.frags = []
 
     def _on_annotation(self, obj: dict[str, Any], spec: EventSpec) -> None:
-        part = self._part_for(obj, spec)
-        annotation = obj.get("annotation")
-        if annotation is not None:  # nullable in openai 3.57.0 (untyped in 2.46.0)
-            check_annotation(annotation, "output_text.annotation.added 'annotation'")
-        if obj["annotation_index"] != len(part.annotations):
-            raise SequenceError(
-                f"annotation_index {obj['annotation_index']} where {len(part.annotations)} "
-                "was next"
-            )
-        if len(part.annotations) >= self._limits.max_items_per_turn:
-            raise LimitExceededError(
-                "too many annotations in one part",
-                limit="max_items_per_turn",
-                bound=self._limits.max_items_per_turn,
-            )
-        part.annotations.append(annotation)
+        add_annotation(self._part_for(obj, spec).annotations, obj, self._limits)
 
     # -- the turn --------------------------------------------------------------------
 

@@ -20,20 +20,31 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
-from .._errors import SchemaError, SequenceError, UnsupportedProviderState
+from .._errors import (
+    LimitExceededError,
+    SchemaError,
+    SequenceError,
+    UnsupportedProviderState,
+    UsageError,
+)
 from .._fields import NONE, need
 from .._hosted import Citation, HostedCall
+from .._json import json_copy
+from .._limits import Limits
 
 __all__ = [
     "ANNOTATION_FIELDS",
     "PING_ORDER",
     "PRODUCERS",
+    "add_annotation",
     "check_annotation",
     "check_declared",
     "check_hosted_item",
     "check_not_stopped",
+    "check_streamed_annotations",
     "declared_tools",
     "project",
+    "request_copy",
 ]
 
 # Which declared tool types may produce each hosted item (the SDK tool runner's
@@ -64,8 +75,12 @@ PING_ORDER: Final = MappingProxyType(
 )
 _STATUSES: Final = MappingProxyType(
     {
-        "web_search_call": frozenset({"in_progress", "searching", "completed", "failed", "incomplete"}),
-        "file_search_call": frozenset({"in_progress", "searching", "completed", "incomplete", "failed"}),
+        "web_search_call": frozenset(
+            {"in_progress", "searching", "completed", "failed", "incomplete"}
+        ),
+        "file_search_call": frozenset(
+            {"in_progress", "searching", "completed", "incomplete", "failed"}
+        ),
         "code_interpreter_call": frozenset(
             {"in_progress", "completed", "incomplete", "interpreting", "failed"}
         ),
@@ -78,7 +93,9 @@ _INT = (int,)
 # Every field of each annotation shape is required (response_output_text.py, 3.57.0).
 ANNOTATION_FIELDS: Final = MappingProxyType(
     {
-        "url_citation": (("url", _STR), ("title", _STR), ("start_index", _INT), ("end_index", _INT)),
+        "url_citation": (
+            ("url", _STR), ("title", _STR), ("start_index", _INT), ("end_index", _INT),
+        ),
         "file_citation": (("file_id", _STR), ("filename", _STR), ("index", _INT)),
         "container_file_citation": (
             ("container_id", _STR), ("file_id", _STR), ("filename", _STR),
@@ -175,7 +192,50 @@ def check_not_stopped(items: tuple[dict[str, Any], ...]) -> None:
             )
 
 
-def project(items: tuple[dict[str, Any], ...]) -> tuple[tuple[HostedCall, ...], tuple[Citation, ...]]:
+def request_copy(request: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The request body a caller passed to a parser, copied as JSON (:class:`UsageError`
+    for another type or a non-JSON value); its ``tools`` are checked when read."""
+    if request is None:
+        return None
+    if not isinstance(request, Mapping):
+        raise UsageError(f"request must be a mapping, not {type(request).__name__}")
+    copied: dict[str, Any] = json_copy(dict(request), what="request")
+    declared_tools(copied)  # a malformed tools list is the caller's argument error
+    return copied
+
+
+def add_annotation(streamed: list[Any], obj: dict[str, Any], limits: Limits) -> None:
+    """Apply one ``output_text.annotation.added`` to its part's ``streamed`` list: indexes
+    come 0, 1, 2... (:class:`SequenceError`), bounded by ``max_items_per_turn``."""
+    annotation = obj.get("annotation")
+    if annotation is not None:  # nullable in openai 3.57.0 (untyped in 2.46.0)
+        check_annotation(annotation, "output_text.annotation.added 'annotation'")
+    if obj["annotation_index"] != len(streamed):
+        raise SequenceError(
+            f"annotation_index {obj['annotation_index']} where {len(streamed)} was next"
+        )
+    if len(streamed) >= limits.max_items_per_turn:
+        raise LimitExceededError(
+            "too many annotations in one part",
+            limit="max_items_per_turn",
+            bound=limits.max_items_per_turn,
+        )
+    streamed.append(annotation)
+
+
+def check_streamed_annotations(streamed: list[Any], final: Any) -> None:
+    """The annotations streamed by ``annotation.added`` are the part's, in order (a null
+    one, allowed by the 3.57.0 model, only holds its place)."""
+    if type(final) is not list or len(final) != len(streamed):
+        raise SequenceError("content_part.done annotations differ from the streamed ones")
+    for given, done in zip(streamed, final, strict=True):
+        if given is not None and given != done:
+            raise SequenceError("content_part.done annotations differ from the streamed ones")
+
+
+def project(
+    items: tuple[dict[str, Any], ...],
+) -> tuple[tuple[HostedCall, ...], tuple[Citation, ...]]:
     """``(hosted_calls, citations)`` of a turn's raw output items, in wire order."""
     calls: list[HostedCall] = []
     citations: list[Citation] = []
@@ -185,7 +245,7 @@ def project(items: tuple[dict[str, Any], ...]) -> tuple[tuple[HostedCall, ...], 
             item_id, status = item.get("id"), item.get("status")
             calls.append(
                 HostedCall(
-                    tool=kind,
+                    tool=str(kind),
                     id=item_id if type(item_id) is str else None,
                     status=status if type(status) is str else None,
                     raw=item,

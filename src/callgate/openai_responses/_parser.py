@@ -32,7 +32,8 @@ from .._limits import DEFAULT_LIMITS, Limits
 from ..contracts import CURRENT_REVISION
 from ..sse import SSEDecoder
 from ._events import BASELINE_EVENTS, PROVIDER, EventSpec, Fields, Kind
-from ._handlers import Handlers, request_copy
+from ._handlers import Handlers
+from ._hosted import request_copy
 from ._state import TRANSITIONS, State
 from ._turn import Turn
 
