@@ -17,7 +17,7 @@ request itself sent.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
@@ -31,7 +31,9 @@ from .._render_turn import arguments, usage
 from .._requests import FunctionResult, RequestView, list_of, texts, tool_names
 from . import Endpoint, Event, Ids, Provider, RenderedTurn
 from . import _openai_responses_hosted as hosted
-from ._openai_responses_checks import check, emitted_index, openai_error
+from . import _openai_responses_tools as tools
+from ._openai_responses_checks import check as continuation_check
+from ._openai_responses_checks import emitted_index, openai_error
 
 if TYPE_CHECKING:
     from .._script import ScriptTurn
@@ -51,7 +53,17 @@ CHECKS = (
     "openai_call_has_output",
     "openai_reasoning_has_next_item",
     "openai_replay_matches_emitted",
+    tools.CHECK,
 )
+
+
+def check(store: SessionStore, body: dict[str, Any], on: Collection[str]) -> Reply | None:
+    """The hosted declarations and ``include`` first, then the continuation rules."""
+    if tools.CHECK in on:
+        problem = tools.tools_problem(body)
+        if problem is not None:
+            return problem
+    return continuation_check(store, body, on)
 
 
 # -- auth -------------------------------------------------------------------------------------
