@@ -291,7 +291,7 @@ def _emit_body(emit: Any, index: int, spec: Mapping[str, Any], split: Splitter) 
             item_id=item_id,
             output_index=index,
             content_index=0,
-            part={**empty, "text": spec["text"], "annotations": annotations},
+            part={**empty, "text": spec["text"], "annotations": copy.deepcopy(annotations)},
         )
     elif kind == "function_call":
         for piece in split(spec["arguments"]):

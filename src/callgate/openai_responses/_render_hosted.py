@@ -11,6 +11,7 @@ its end offset (counted in code points, as the offsets are).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
@@ -43,12 +44,12 @@ def added_hosted(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def _end(annotation: Mapping[str, Any], text_length: int) -> int:
-    """Where an annotation's citation ends (a file list index cites the whole text)."""
+    """Where an annotation's citation ends (one without a text span: after the text)."""
     kind = annotation.get("type")
     if kind == "file_citation":
         return int(annotation["index"])
-    if kind == "file_path":
-        return text_length
+    if kind == "file_path" or "end_index" not in annotation:
+        return text_length  # no span in the text: after the whole text
     return int(annotation["end_index"])
 
 
@@ -83,7 +84,7 @@ class Annotator:
                 output_index=self._index,
                 content_index=0,
                 annotation_index=self._next,
-                annotation=annotation,
+                annotation=copy.deepcopy(dict(annotation)),
             )
             self._next += 1
 
