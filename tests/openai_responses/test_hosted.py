@@ -26,12 +26,12 @@ from callgate import (
 )
 from callgate.openai_responses import (
     Parser,
+    _render,
     build_stateful_continuation,
     build_stateless_continuation,
     parse_response,
     parse_stream,
 )
-from callgate.openai_responses import _render
 from callgate.openai_responses._render import encode_sse
 
 Event = dict[str, Any]
@@ -42,13 +42,15 @@ WS = {"id": "ws_1", "type": "web_search_call", "status": "completed",
 OPEN = {"id": "ws_2", "type": "web_search_call", "status": "completed",
         "action": {"type": "open_page", "url": "https://example.com/w"}}  # fmt: skip
 FIND = {"id": "ws_3", "type": "web_search_call", "status": "completed",
-        "action": {"type": "find_in_page", "url": "https://example.com/w", "pattern": "sun"}}  # fmt: skip
+        "action": {"type": "find_in_page", "url": "https://example.com/w",
+                   "pattern": "sun"}}  # fmt: skip
 FS = {"id": "fs_1", "type": "file_search_call", "status": "completed", "queries": ["policy"],
       "results": [{"file_id": "file-1", "filename": "p.md", "score": 0.75, "text": "t",
                    "attributes": {"team": "a", "year": 2026, "public": True}}]}  # fmt: skip
 CI = {"id": "ci_1", "type": "code_interpreter_call", "status": "completed",
       "container_id": "cntr_1", "code": "import math\nprint(math.pi)",
-      "outputs": [{"type": "logs", "logs": "3.14159"}, {"type": "image", "url": "https://x/i.png"}]}  # fmt: skip
+      "outputs": [{"type": "logs", "logs": "3.14159"},
+                  {"type": "image", "url": "https://x/i.png"}]}  # fmt: skip
 TEXT = "Paris is sunny per the policy; see the plot. Done."
 ANNOTATIONS = [
     {"type": "url_citation", "url": "https://example.com/w", "title": "W",
@@ -107,6 +109,11 @@ def feed(evs: list[Event], request: dict[str, Any] | None = None) -> Any:
     for event in evs:
         parser.feed_event(event)
     return parser.finish()
+
+
+def feed_all(parser: Parser, evs: list[Event]) -> None:
+    for event in evs:
+        parser.feed_event(event)
 
 
 # -- projection and parity --------------------------------------------------------------------
@@ -292,7 +299,7 @@ def test_a_ping_for_another_tools_item_is_refused() -> None:
 def test_a_hosted_item_whose_results_change_at_the_terminal_is_refused() -> None:
     evs = events([hosted(FS), message(TEXT, [])])
     evs[-1]["response"]["output"][0]["results"][0]["score"] = 0.1
-    with pytest.raises(SequenceError, match="differs from its output_item.done"):
+    with pytest.raises(SequenceError, match=r"differs from its output_item\.done"):
         feed(evs)
 
 
@@ -342,8 +349,7 @@ def test_code_deltas_are_bounded_by_max_text_chars() -> None:
     evs = events([hosted(CI), message(TEXT, [])], size=1)
     parser = Parser(limits=Limits(max_text_chars=5))
     with pytest.raises(LimitExceededError):
-        for event in evs:
-            parser.feed_event(event)
+        feed_all(parser, evs)
 
 
 # -- streamed annotations ---------------------------------------------------------------------
