@@ -111,7 +111,7 @@ def request(**extra: Any) -> dict[str, Any]:
         (
             {"hosted": [{"web_search": {"action": "open_page", "url": "u", "results": []}}]},
             "only a search action",
-        ),  # fmt: skip
+        ),
         ({"hosted": [{"file_search": {"queries": "q"}}]}, "list of strings"),
         ({"hosted": [{"file_search": {"queries": [], "results": [{"score": 2}]}}]}, "0 to 1"),
         ({"hosted": [{"code_interpreter": {}}]}, "string 'code'"),
@@ -131,7 +131,7 @@ def request(**extra: Any) -> dict[str, Any]:
                 ]
             },
             "defined twice",
-        ),  # fmt: skip
+        ),
         ({"hosted": HOSTED, "text": "[x](cite:nope)"}, "marker 'nope'"),
         ({"billable_web_requests": -1}, "non-negative int or null"),
     ],
