@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from callgate import (
+    BindingError,
     Citation,
     ContinuationError,
     HostedCall,
@@ -437,7 +438,7 @@ def test_a_hosted_item_mutated_after_parsing_is_refused_by_the_builders() -> Non
 
 def test_a_hosted_id_cannot_be_answered_as_a_call() -> None:
     turn = parse_response(body(FIXTURES["mixed_with_call"]))
-    with pytest.raises(Exception, match="ws_1"):
+    with pytest.raises(BindingError, match="ws_1"):
         build_stateful_continuation(
             turn, [ToolResult("ws_1", "x")], previous_response_was_stored=True, store=True,
             model="m", instructions=None, tools=TOOLS,
