@@ -233,9 +233,11 @@ def test_any_web_search_variant_declares_web_search_calls() -> None:
 
 
 @pytest.mark.parametrize("request_", [[], {"tools": {}}, {"tools": [{"name": "x"}]}])
-def test_a_malformed_request_is_a_usage_or_schema_error(request_: Any) -> None:
-    with pytest.raises((UsageError, SchemaError)):
+def test_a_malformed_request_is_a_usage_error(request_: Any) -> None:
+    with pytest.raises(UsageError):
         Parser(request=request_)
+    with pytest.raises(UsageError):
+        parse_response(body([message(TEXT, [])]), request=request_)
 
 
 # -- lifecycle of hosted items ----------------------------------------------------------------

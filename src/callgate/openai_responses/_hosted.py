@@ -193,14 +193,17 @@ def check_not_stopped(items: tuple[dict[str, Any], ...]) -> None:
 
 
 def request_copy(request: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """The request body a caller passed to a parser, copied as JSON (:class:`UsageError`
-    for another type or a non-JSON value); its ``tools`` are checked when read."""
+    """The request body a caller passed to a parser, copied as JSON; :class:`UsageError`
+    for another type, a non-JSON value or a ``tools`` list without typed tool objects."""
     if request is None:
         return None
     if not isinstance(request, Mapping):
         raise UsageError(f"request must be a mapping, not {type(request).__name__}")
     copied: dict[str, Any] = json_copy(dict(request), what="request")
-    declared_tools(copied)  # a malformed tools list is the caller's argument error
+    try:
+        declared_tools(copied)
+    except SchemaError as exc:  # a malformed tools list is the caller's argument error
+        raise UsageError(exc.message) from None
     return copied
 
 
