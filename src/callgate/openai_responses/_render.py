@@ -22,7 +22,7 @@ from typing import Any
 
 from .._errors import UsageError
 from ..sse import encode_json_events
-from ._render_hosted import HOSTED, Annotator, Splitter, added_hosted, emit_hosted
+from ._hosted import HOSTED, Annotator, Splitter, added_hosted, emit_hosted
 
 __all__ = [
     "encode_sse",
