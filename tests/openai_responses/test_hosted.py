@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,6 +26,7 @@ from callgate import (
     UnsupportedProviderState,
     UsageError,
 )
+from callgate.contracts import load_fixtures
 from callgate.openai_responses import (
     Parser,
     _render,
@@ -445,3 +447,27 @@ def test_a_hosted_id_cannot_be_answered_as_a_call() -> None:
             turn, [ToolResult("ws_1", "x")], previous_response_was_stored=True, store=True,
             model="m", instructions=None, tools=TOOLS,
         )  # fmt: skip
+
+
+# -- the recorded golden fixtures with hosted items -------------------------------------------
+
+GOLDEN = [
+    f
+    for f in load_fixtures(Path(__file__).resolve().parent.parent / "fixtures" / "openai_responses")
+    if f.name in ("text_with_citation", "code_interpreter_then_call")
+]
+
+
+@pytest.mark.parametrize("fixture", GOLDEN, ids=lambda f: f.name)
+def test_golden_hosted_fixtures_project_the_same_streamed_and_whole(fixture: Any) -> None:
+    streamed = parse_stream(fixture.data, baseline=fixture.contract_revision)
+    assert streamed.response is not None
+    whole = parse_response(streamed.response, baseline=fixture.contract_revision)
+    assert streamed.hosted_calls
+    assert streamed.hosted_calls == whole.hosted_calls
+    assert streamed.citations == whole.citations
+    assert {h.id for h in streamed.hosted_calls}.isdisjoint({c.item_id for c in streamed.calls})
+
+
+def test_both_golden_hosted_fixtures_are_present() -> None:
+    assert sorted(f.name for f in GOLDEN) == ["code_interpreter_then_call", "text_with_citation"]
