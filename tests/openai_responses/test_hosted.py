@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from callgate import (
     BindingError,
@@ -471,3 +473,21 @@ def test_golden_hosted_fixtures_project_the_same_streamed_and_whole(fixture: Any
 
 def test_both_golden_hosted_fixtures_are_present() -> None:
     assert sorted(f.name for f in GOLDEN) == ["code_interpreter_then_call", "text_with_citation"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(min_value=1, max_value=400), min_size=1, max_size=40))
+def test_any_byte_split_of_a_hosted_stream_gives_the_same_projection(cuts: list[int]) -> None:
+    data = encode_sse(events(FIXTURES["mixed_with_call"], size=2))
+    whole = parse_stream(data)
+    chunks, at = [], 0
+    for cut in cuts:
+        chunks.append(data[at : at + cut])
+        at += cut
+    chunks.append(data[at:])
+    split = parse_stream(chunks)
+    assert (split.hosted_calls, split.citations, split.calls) == (
+        whole.hosted_calls,
+        whole.citations,
+        whole.calls,
+    )
