@@ -320,6 +320,12 @@ def test_a_hosted_item_whose_results_change_at_the_terminal_is_refused() -> None
         ({k: v for k, v in CI.items() if k != "container_id"}, "'container_id'"),
         ({**CI, "outputs": "logs"}, "'outputs' has type str"),
         ({**WS, "status": "done"}, "has status 'done'"),
+        ({**WS, "action": {"type": "search", "sources": [{"url": 1}]}}, "is not \\{type: url"),
+        ({**FS, "results": [{"score": "high"}]}, "'score' has type str"),
+        ({**FS, "results": [{"attributes": {"k": [1]}}]}, "no string, number or bool"),
+        ({**FS, "results": ["file-1"]}, "holds a non-object"),
+        ({**CI, "outputs": [{"type": "logs", "logs": 3}]}, "not logs"),
+        ({**CI, "outputs": [{"type": "video", "url": "u"}]}, "not logs"),
     ],
 )
 def test_malformed_hosted_items_are_schema_errors(item: dict[str, Any], problem: str) -> None:

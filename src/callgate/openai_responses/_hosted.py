@@ -36,7 +36,7 @@ from .._errors import (
     UnsupportedProviderState,
     UsageError,
 )
-from .._fields import NONE, need
+from .._fields import need
 from .._hosted import Citation, HostedCall
 from .._json import json_copy
 from .._limits import Limits
@@ -52,7 +52,6 @@ __all__ = [
     "added_hosted",
     "check_annotation",
     "check_declared",
-    "check_hosted_item",
     "check_not_stopped",
     "check_streamed_annotations",
     "declared_tools",
@@ -87,21 +86,6 @@ PING_ORDER: Final = MappingProxyType(
         "image_generation_call": ("in_progress", "generating", "completed"),
     }
 )
-_STATUSES: Final = MappingProxyType(
-    {
-        "web_search_call": frozenset(
-            {"in_progress", "searching", "completed", "failed", "incomplete"}
-        ),
-        "file_search_call": frozenset(
-            {"in_progress", "searching", "completed", "incomplete", "failed"}
-        ),
-        "code_interpreter_call": frozenset(
-            {"in_progress", "completed", "incomplete", "interpreting", "failed"}
-        ),
-        "image_generation_call": frozenset({"in_progress", "completed", "generating", "failed"}),
-    }
-)  # fmt: skip
-_ACTIONS: Final = frozenset({"search", "open_page", "find_in_page"})
 _STR = (str,)
 _INT = (int,)
 # Every field of each annotation shape is required (response_output_text.py, 3.57.0).
@@ -118,36 +102,6 @@ ANNOTATION_FIELDS: Final = MappingProxyType(
         "file_path": (("file_id", _STR), ("index", _INT)),
     }
 )  # fmt: skip
-
-
-def check_hosted_item(item: Mapping[str, Any], where: str) -> None:
-    """The required fields of one hosted item (``id`` is checked by the caller):
-    :class:`SchemaError` for a missing or mistyped one or an unknown status or action."""
-    kind = item["type"]
-    status = need(item, "status", _STR, where)
-    if status not in _STATUSES[kind]:
-        raise SchemaError(f"{where} has status {status[:40]!r}, not one a {kind} can have")
-    if kind == "web_search_call":
-        action = need(item, "action", (dict,), where)
-        if action.get("type") not in _ACTIONS:
-            raise SchemaError(f"{where} action has no type in {sorted(_ACTIONS)}")
-        sources = action.get("sources")
-        if sources is not None and type(sources) is not list:
-            raise SchemaError(f"{where} action 'sources' is not a list")
-    elif kind == "file_search_call":
-        queries = need(item, "queries", (list,), where)
-        if any(type(q) is not str for q in queries):
-            raise SchemaError(f"{where} 'queries' holds a non-string")
-        results = need(item, "results", (list, NONE), where) if "results" in item else None
-        if results is not None and any(type(r) is not dict for r in results):
-            raise SchemaError(f"{where} 'results' holds a non-object")
-    elif kind == "code_interpreter_call":
-        need(item, "container_id", _STR, where)
-        if "code" in item:
-            need(item, "code", (str, NONE), where)
-        outputs = need(item, "outputs", (list, NONE), where) if "outputs" in item else None
-        if outputs is not None and any(type(o) is not dict for o in outputs):
-            raise SchemaError(f"{where} 'outputs' holds a non-object")
 
 
 def check_annotation(annotation: Any, where: str) -> None:
