@@ -497,3 +497,12 @@ def test_any_byte_split_of_a_hosted_stream_gives_the_same_projection(cuts: list[
         whole.citations,
         whole.calls,
     )
+
+
+def test_an_incomplete_web_search_is_not_in_the_2026_07_21_baseline() -> None:
+    items = [hosted({**WS, "status": "incomplete"}), message(TEXT, [])]
+    assert parse_response(body(items)).hosted_calls[0].status == "incomplete"
+    with pytest.raises(UnsupportedProviderState, match="not in contract revision 2026-07-21"):
+        parse_response(body(items), baseline="2026-07-21")
+    with pytest.raises(UnsupportedProviderState, match="not in contract revision 2026-07-21"):
+        parse_stream(encode_sse(events(items)), baseline="2026-07-21")

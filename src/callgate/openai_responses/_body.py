@@ -23,7 +23,7 @@ from .._limits import DEFAULT_LIMITS, Limits
 from ..contracts import CURRENT_REVISION
 from ._assembly import check_item
 from ._events import BASELINE_EVENTS, PROVIDER
-from ._hosted import check_declared, declared_tools, request_copy
+from ._hosted import check_baseline_status, check_declared, declared_tools, request_copy
 from ._turn import (
     ProviderErrorInfo,
     Turn,
@@ -111,7 +111,9 @@ def _gate(
     for index, item in enumerate(output):
         if type(item) is not dict:
             raise SchemaError(f"output item {index} is not an object")
-        check_declared(check_item(item, f"output item {index}"), declared, f"output item {index}")
+        where = f"output item {index}"
+        check_declared(check_item(item, where), declared, where)
+        check_baseline_status(item, baseline, where)
     items = tuple(output)
     state["items"] = items
     if status in ("failed", "incomplete", "cancelled"):

@@ -34,6 +34,7 @@ from ._events import EventSpec
 from ._hosted import (
     PING_ORDER,
     add_annotation,
+    check_baseline_status,
     check_declared,
     check_streamed_annotations,
     declared_tools,
@@ -196,6 +197,7 @@ class Handlers:
             state = "done twice" if index in self._items else "done before it was added"
             raise SequenceError(f"output_index {index} {state}")
         check_done(st, item, f"output item {index}")
+        check_baseline_status(item, self._baseline, f"output item {index}")
         st.done = item
 
     def _item_for(self, obj: dict[str, Any], spec: EventSpec) -> OpenItem:

@@ -51,6 +51,7 @@ __all__ = [
     "add_annotation",
     "added_hosted",
     "check_annotation",
+    "check_baseline_status",
     "check_declared",
     "check_not_stopped",
     "check_streamed_annotations",
@@ -135,6 +136,21 @@ def declared_tools(request: Mapping[str, Any] | None) -> frozenset[str] | None:
             raise SchemaError("request tool has no string 'type'")
         found.add(kind)
     return frozenset(found)
+
+
+# Hosted statuses a baseline's SDK does not have (openai 2.46.0: no incomplete web search).
+_NOT_IN_BASELINE: Final = MappingProxyType(
+    {("2026-07-21", "web_search_call"): frozenset({"incomplete"})}
+)
+
+
+def check_baseline_status(item: Mapping[str, Any], baseline: str, where: str) -> None:
+    """A hosted status the baseline's SDK does not know: :class:`UnsupportedProviderState`."""
+    if item.get("status") in _NOT_IN_BASELINE.get((baseline, str(item.get("type"))), ()):
+        raise UnsupportedProviderState(
+            f"{where}: a {item['type']} with status {item['status']!r} is not in contract "
+            f"revision {baseline}"
+        )
 
 
 def check_declared(kind: str, declared: frozenset[str] | None, where: str) -> None:
