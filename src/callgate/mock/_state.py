@@ -94,7 +94,9 @@ class MockState:
         self.max_sessions = max_sessions
         self._sessions: collections.OrderedDict[str, Session] = collections.OrderedDict()
         self.lock = threading.RLock()
-        self._rendered: dict[tuple[str, int, bool, str | None, bool], Rendered] = {}
+        self._rendered: dict[
+            tuple[str, int, bool, str | None, bool, tuple[str, ...]], Rendered
+        ] = {}
         # Set when the server shuts down, so streams held open on purpose can end.
         self.closing = threading.Event()
 
@@ -190,6 +192,7 @@ class MockState:
                 body.get("stream") is True,
                 model if isinstance(model, str) else None,
                 body.get("store") is not False,
+                provider(protocol).render_options(body),
             )
             served = Served(session.test_id, conversation, conv.cursor, turn, rendered, body)
             conv.cursor += 1
@@ -204,11 +207,12 @@ class MockState:
         stream: bool,
         model: str | None,
         stored: bool = True,
+        options: tuple[str, ...] = (),
     ) -> Rendered:
         # A rendered turn depends only on these (seed and baseline are the script's), and
         # every session replays the same script: render each once. Rendered turns are
         # never changed in place (the store copies before it edits), so sharing is safe.
-        key = (conversation, number, stream, model, stored)
+        key = (conversation, number, stream, model, stored, options)
         found = self._rendered.get(key)
         if found is None:
             if len(self._rendered) >= _MAX_RENDERED:
@@ -222,6 +226,7 @@ class MockState:
                 baseline=self.script.baseline,
                 model=model,
                 stored=stored,
+                options=options,
             )
         return found
 

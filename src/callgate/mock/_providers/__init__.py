@@ -105,6 +105,12 @@ class Provider:
     # ``respond`` keys only this provider has, and why a respond block cannot be rendered.
     respond_keys: frozenset[str] = frozenset()
     check_respond: Callable[[Mapping[str, Any]], str | None] = lambda respond: None
+    # Request options that change how a turn is rendered (OpenAI's ``include``), as a
+    # hashable key, and the renderer that takes them (called only when they are not ``()``).
+    render_options: Callable[[Mapping[str, Any]], tuple[str, ...]] = lambda body: ()
+    render_with: (
+        Callable[[ScriptTurn, Ids, bool, str, bool, str, tuple[str, ...]], RenderedTurn] | None
+    ) = None
 
 
 # One module per served protocol; a room without a module here is not served yet.
