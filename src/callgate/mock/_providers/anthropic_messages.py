@@ -26,6 +26,7 @@ from .._render_turn import arguments, usage
 from .._requests import FunctionResult, RequestView, list_of, texts, tool_names
 from . import Endpoint, Event, Ids, Provider, RenderedTurn
 from . import _anthropic_messages_hosted as hosted
+from . import _anthropic_messages_hosted_checks as hosted_checks
 from ._anthropic_messages_checks import check, emitted_index
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ CHECKS = (
     "anthropic_tool_result_has_tool_use",
     "anthropic_thinking_signature",
     "anthropic_thinking_kept",
+    *hosted_checks.CHECKS,
 )
 _THINKING = frozenset({"thinking", "redacted_thinking"})
 PROTOCOL_NAME = "anthropic_messages"
@@ -344,8 +346,8 @@ PROVIDER = Provider(
     fault_options=frozenset({"overloaded_529"}),
     object_arguments=True,
     checks=CHECKS,
-    check=_check,
-    index=index,
+    check=hosted_checks.checking(_check),
+    index=hosted_checks.indexing(index),
     respond_keys=frozenset({"hosted"}),
     check_respond=hosted.check_respond,
 )
