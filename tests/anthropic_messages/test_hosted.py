@@ -53,7 +53,11 @@ CONTAINER = {"id": "container_1", "expires_at": "2099-01-01T00:00:00Z"}
 
 def server_call(index: int, call_id: str, name: str, fragments: list[str]) -> list[Any]:
     block = {"type": "server_tool_use", "id": call_id, "name": name, "input": {}}
-    return [block_start(index, block), *(json_delta(index, f) for f in fragments), block_stop(index)]
+    return [
+        block_start(index, block),
+        *(json_delta(index, f) for f in fragments),
+        block_stop(index),
+    ]
 
 
 def whole(index: int, block: dict[str, Any]) -> list[Any]:
@@ -78,8 +82,10 @@ def cited_text(index: int, *items: Any) -> list[Any]:
 
 
 def finish(reason: str, searches: int = 1, **extra: Any) -> list[Any]:
-    usage = {"output_tokens": 20,
-             "server_tool_use": {"web_search_requests": searches, "web_fetch_requests": 0}}
+    usage = {
+        "output_tokens": 20,
+        "server_tool_use": {"web_search_requests": searches, "web_fetch_requests": 0},
+    }
     d = {"stop_reason": reason, "stop_sequence": None, **extra}
     return [{"type": "message_delta", "delta": d, "usage": usage}, MESSAGE_STOP]  # fmt: skip
 
@@ -149,14 +155,16 @@ def test_mixed_turn_releases_only_client_calls_and_projects_server_calls() -> No
         ("web_search", "srvtoolu_3", None),  # completes in a later response
     ]
     call, result = turn.hosted_calls[0].raw
-    assert call is turn.content[0] and result is turn.content[1]
+    assert call is turn.content[0]
+    assert result is turn.content[1]
     assert call["input"] == {"query": "tides"}
     assert [(c.kind, c.source, c.start, c.end) for c in turn.citations] == [
         ("web_search_result_location", "https://t.example/a", None, None)
     ]
     assert turn.citations[0].raw == CITATION
     assert turn.usage["server_tool_use"] == {"web_search_requests": 1, "web_fetch_requests": 0}
-    assert turn.message["container"] == CONTAINER and turn.container_id == "container_1"
+    assert turn.message["container"] == CONTAINER
+    assert turn.container_id == "container_1"
 
 
 def test_stream_and_body_give_equal_turns_and_projections() -> None:
@@ -165,12 +173,11 @@ def test_stream_and_body_give_equal_turns_and_projections() -> None:
     assert body.content == streamed.content
     assert body.hosted_calls == streamed.hosted_calls
     assert body.citations == streamed.citations
-    assert body.usage == streamed.usage and body.calls == streamed.calls
+    assert body.usage == streamed.usage
+    assert body.calls == streamed.calls
 
 
-@pytest.mark.parametrize(
-    "order", list(itertools.permutations([CITATION, CHAR, "High ", "tide."]))
-)
+@pytest.mark.parametrize("order", list(itertools.permutations([CITATION, CHAR, "High ", "tide."])))
 def test_citations_delta_in_any_interleaving_with_text(order: tuple[Any, ...]) -> None:
     events = [start(), *cited_text(0, *order), *finish("end_turn", searches=0)]
     turn = parse(events)
@@ -193,7 +200,8 @@ def test_a_delta_onto_a_result_block_is_a_sequence_error(d: dict[str, Any]) -> N
     events += [search_result(1, "srvtoolu_1")[0], delta(1, d)]
     with pytest.raises(SequenceError) as caught:
         parse(events)
-    assert caught.value.turn is not None and caught.value.turn.calls == ()
+    assert caught.value.turn is not None
+    assert caught.value.turn.calls == ()
 
 
 def _bad(*blocks: list[Any]) -> list[Any]:
@@ -272,10 +280,13 @@ PAUSED = [
 
 def test_pause_turn_is_a_distinct_outcome_sent_back_unchanged_last() -> None:
     turn = parse(PAUSED)
-    assert turn.send_back_unchanged and turn.calls == () and turn.recovery_calls == ()
+    assert turn.send_back_unchanged
+    assert turn.calls == ()
+    assert turn.recovery_calls == ()
     request = build(turn)
     assert request["messages"] == [*HISTORY, {"role": "assistant", "content": list(turn.content)}]
-    assert request["tools"] == TOOLS and request["container"] == "container_1"
+    assert request["tools"] == TOOLS
+    assert request["container"] == "container_1"
     # Encrypted content goes back byte-exact, in block order.
     replayed = json.dumps(request["messages"][-1]["content"], ensure_ascii=False, sort_keys=True)
     assert replayed == json.dumps(list(turn.content), ensure_ascii=False, sort_keys=True)

@@ -54,17 +54,28 @@ SCENARIOS: dict[str, list[dict[str, Any]]] = {
     ],
     "pause": [
         {"hosted": [SEARCH], "status": "pause_turn"},
-        {"hosted": [{"tool": "web_fetch", "url": "https://tides.example/brest",
-                     "document": {"text": "Brest: high tide 14:02.", "title": "Brest"},
-                     "marker": "d"},
-                    {"text": "14:02.", "cite": [{"marker": "d", "quote": "14:02"}]}]},
-    ],  # fmt: skip
+        {
+            "hosted": [
+                {
+                    "tool": "web_fetch",
+                    "url": "https://tides.example/brest",
+                    "document": {"text": "Brest: high tide 14:02.", "title": "Brest"},
+                    "marker": "d",
+                },
+                {"text": "14:02.", "cite": [{"marker": "d", "quote": "14:02"}]},
+            ]
+        },
+    ],
     "pending": [
-        {"hosted": [{**SEARCH, "id": "srvtoolu_pending01", "pending": True}],
-         "calls": [call("get_weather", city="Brest")]},
-        {"expect": {"function_results": WEATHER},
-         "hosted": [{**SEARCH, "result_for": "srvtoolu_pending01"}, CITED]},
-    ],  # fmt: skip
+        {
+            "hosted": [{**SEARCH, "id": "srvtoolu_pending01", "pending": True}],
+            "calls": [call("get_weather", city="Brest")],
+        },
+        {
+            "expect": {"function_results": WEATHER},
+            "hosted": [{**SEARCH, "result_for": "srvtoolu_pending01"}, CITED],
+        },
+    ],
 }
 MODES = ("create", "create_stream", "stream_helper")
 
@@ -154,11 +165,15 @@ def test_sdk_decodes_server_tools_and_callgate_continues(
             raw = wire.response_body
             turn = am.parse_stream(raw) if mode != "create" else am.parse_response(raw)
             if message is not None:
-                sdk_content = [b.model_dump(mode="json", exclude_none=True) for b in message.content]
+                sdk_content = [
+                    b.model_dump(mode="json", exclude_none=True) for b in message.content
+                ]
                 assert _drop_none(list(turn.content)) == sdk_content
                 assert message.stop_reason == turn.stop_reason
                 if message.usage.server_tool_use is not None:
-                    assert message.usage.server_tool_use.model_dump() == turn.usage["server_tool_use"]
+                    assert (
+                        message.usage.server_tool_use.model_dump() == turn.usage["server_tool_use"]
+                    )
                 if message.container is not None:
                     assert message.container.id == turn.container_id
             else:
@@ -181,11 +196,12 @@ def test_sdk_decodes_server_tools_and_callgate_continues(
 def test_pause_turn_continuation_sends_the_content_back_unchanged_last(
     served: tuple[MockServer, RecordingApp],
 ) -> None:
-    server, recorder = served
+    _server, recorder = served
     sent = recorder.of("pause-create")
     assert len(sent) == 2
     first = am.parse_response(sent[0].response_body)
-    assert first.stop_reason == "pause_turn" and first.calls == ()
+    assert first.stop_reason == "pause_turn"
+    assert first.calls == ()
     body = sent[1].request_json()
     assert body["messages"][-1] == {"role": "assistant", "content": list(first.content)}
     assert body["tools"] == TOOLS
@@ -194,7 +210,7 @@ def test_pause_turn_continuation_sends_the_content_back_unchanged_last(
 def test_mixed_turn_releases_only_the_client_call(
     served: tuple[MockServer, RecordingApp],
 ) -> None:
-    server, recorder = served
+    _server, recorder = served
     first = am.parse_response(recorder.of("mixed-create")[0].response_body)
     assert [c.name for c in first.calls] == ["get_weather"]
     assert [h.tool for h in first.hosted_calls] == ["web_search", "bash_code_execution"]

@@ -89,9 +89,7 @@ def check_caller(block: dict[str, Any]) -> None:
         return
     caller = block["caller"]
     if type(caller) is not dict or type(caller.get("type")) is not str:
-        raise SchemaError(
-            f"{block['type']} block: `caller` is not an object with a string `type`"
-        )
+        raise SchemaError(f"{block['type']} block: `caller` is not an object with a string `type`")
     needs_tool_id = ev.CALLERS.get(caller["type"])
     if needs_tool_id is None:
         raise UnsupportedProviderState(

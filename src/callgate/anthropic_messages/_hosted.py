@@ -267,9 +267,13 @@ def check_search_results(blocks: list[Any], where: str) -> None:
             if type(block.get(field)) is not str:
                 raise UsageError(f"{where}: search_result `{field}` must be a str")
         text = block.get("content")
-        if type(text) is not list or not text or any(
-            type(t) is not dict or t.get("type") != "text" or type(t.get("text")) is not str
-            for t in text
+        if (
+            type(text) is not list
+            or not text
+            or any(
+                type(t) is not dict or t.get("type") != "text" or type(t.get("text")) is not str
+                for t in text
+            )
         ):
             raise UsageError(f"{where}: search_result `content` must be a list of text blocks")
         config = block.get("citations")

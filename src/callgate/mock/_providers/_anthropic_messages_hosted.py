@@ -97,7 +97,9 @@ def _check_tool(step: Mapping[str, Any], markers: dict[str, str]) -> str | None:
         return f"a {tool} step needs {', '.join(required)}"
     if tool == "text_editor" and step.get("command", "view") not in _EDITOR_COMMANDS:
         return "a text_editor command is view, create or str_replace"
-    if isinstance(step.get("return_code", 0), bool) or not isinstance(step.get("return_code", 0), int):
+    if isinstance(step.get("return_code", 0), bool) or not isinstance(
+        step.get("return_code", 0), int
+    ):
         return "return_code is an int"
     if any(not isinstance(step.get(k, ""), str) for k in ("stdout", "stderr", "content")):
         return "stdout, stderr and content are strings"

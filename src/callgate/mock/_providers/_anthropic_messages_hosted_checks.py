@@ -214,6 +214,7 @@ def indexing(
 
 # -- replay -------------------------------------------------------------------------------
 
+_WEB_CITATION = "web_search_result_location"
 _UNCHANGED = "must be passed back exactly as the API returned it"
 
 
@@ -230,14 +231,16 @@ def _message_problem(i: int, blocks: list[Any], found: Emitted) -> str | None:
                         f"{key[1]!r} is missing; server tool blocks {_UNCHANGED}")  # fmt: skip
         cites = block.get("citations") if isinstance(block, dict) else None
         for citation in cites if isinstance(cites, list) else ():
-            if isinstance(citation, dict) and citation.get("type") == "web_search_result_location":
-                if citation.get("encrypted_index") not in found.indexes:
-                    return f"messages.{i}.content.{k}.citations: `encrypted_index` {_UNCHANGED}"
+            web = isinstance(citation, dict) and citation.get("type") == _WEB_CITATION
+            if web and citation.get("encrypted_index") not in found.indexes:
+                return f"messages.{i}.content.{k}.citations: `encrypted_index` {_UNCHANGED}"
     return None
 
 
 def _paused_problem(i: int, blocks: list[Any], found: Emitted) -> str | None:
-    ids = [b.get("id") for b in blocks if isinstance(b, dict) and b.get("type") == "server_tool_use"]
+    ids = [
+        b.get("id") for b in blocks if isinstance(b, dict) and b.get("type") == "server_tool_use"
+    ]
     paused = next((found.paused[c] for c in ids if c in found.paused), None)
     if paused is not None and _drop_none(blocks) != paused:
         return f"messages.{i}: a paused turn's content {_UNCHANGED}, as the last message"
