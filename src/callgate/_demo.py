@@ -353,7 +353,7 @@ SCENARIOS: list[tuple[str, Callable[[httpx.Client, MockServer, _Report], None]]]
     ("Host loop + ledger: SIGKILL after a refund applied, before its result was sent",
      _on_loop("crash_scenario")),
     ("Host loop + ledger: an approval-gated tool", _on_loop("approval_scenario")),
-    ("Anthropic Messages: web search with citations, a client tool", _demo_hosted_anthropic.scenario),
+    ("Anthropic Messages: web search with citations, then a client tool", _demo_hosted_anthropic.scenario),  # noqa: E501
 ]  # fmt: skip
 
 
