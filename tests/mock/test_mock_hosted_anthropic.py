@@ -187,7 +187,7 @@ ACCEPTED: list[dict[str, Any]] = [
     {"type": "code_execution_20250522", "name": "code_execution"},
     CODE | {"defer_loading": False, "strict": True},
     {"type": "code_execution_20260120", "name": "code_execution",
-     "cache_control": {"type": "ephemeral"}},
+     "cache_control": {"type": "ephemeral", "ttl": "1h"}},
     {"type": "code_execution_20260521", "name": "code_execution"},
 ]  # fmt: skip
 REFUSED: list[tuple[dict[str, Any], str]] = [
@@ -209,6 +209,9 @@ REFUSED: list[tuple[dict[str, Any], str]] = [
     ({"type": "web_search_20250305", "name": "search"}, "must be named 'web_search'"),
     (CODE | {"max_uses": 1}, "max_uses: Extra inputs are not permitted"),
     (CODE | {"strict": "yes"}, "boolean"),
+    (CODE | {"defer_loading": 1}, "boolean"),
+    (CODE | {"cache_control": {"type": "ephemeral", "ttl": "2h"}}, "ephemeral"),
+    (WEB | {"blocked_domains": [""]}, "list of domain strings"),
 ]  # fmt: skip
 
 

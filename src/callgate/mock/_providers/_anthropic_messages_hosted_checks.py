@@ -99,6 +99,13 @@ def _option_problem(key: str, value: Any) -> str | None:
         return "must be {enabled: bool}"
     if key in ("use_cache", "defer_loading", "strict") and type(value) is not bool:
         return "must be a boolean"
+    if key == "cache_control" and (
+        type(value) is not dict
+        or value.get("type") != "ephemeral"
+        or set(value) - {"type", "ttl"}
+        or value.get("ttl", "5m") not in ("5m", "1h")
+    ):
+        return "must be {type: 'ephemeral', ttl?: '5m' | '1h'}"
     if key == "url_sources":
         return "is not supported by the callgate mock (its source rules are not pinned)"
     return None
@@ -120,7 +127,7 @@ def _declaration_problem(i: int, tool: dict[str, Any]) -> str | None:
         return f"{where}.{extra[0]}: Extra inputs are not permitted"
     if "allowed_domains" in tool and "blocked_domains" in tool:
         return f"{where}: allowed_domains cannot be used alongside blocked_domains"
-    for key in sorted(set(tool) - {"type", "name", "cache_control"}):
+    for key in sorted(set(tool) - {"type", "name"}):
         problem = _option_problem(key, tool[key])
         if problem is not None:
             return f"{where}.{key}: {problem}"
