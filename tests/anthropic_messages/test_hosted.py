@@ -221,6 +221,12 @@ def _bad(*blocks: list[Any]) -> list[Any]:
         (_bad(search_result(0, "s1", {"type": "code_execution_result"})), SchemaError),
         (_bad(search_result(0, "s1", [{"type": "web_search_result", "url": "u"}])), SchemaError),
         (_bad(server_call(0, "s1", "web_search", ["[1]"])), SchemaError),
+        (_bad([block_start(0, {"type": "server_tool_use", "id": "s1", "name": "web_search",
+                               "input": {}, "caller": {"type": "code_execution_20260521",
+                                                       "tool_id": "s0"}}), block_stop(0)]),
+         UnsupportedProviderState),
+        (_bad(whole(0, {"type": "web_search_tool_result", "tool_use_id": "s1", "content": [],
+                        "caller": {"type": "code_execution_20250825"}})), SchemaError),
         (_bad(cited_text(0, {"type": "url_citation", "url": "u"}, "x")),
          UnsupportedProviderState),
         (_bad(cited_text(0, {**CITATION, "encrypted_index": None}, "x")), SchemaError),
@@ -337,3 +343,15 @@ def test_search_result_blocks_go_inside_a_client_tool_result() -> None:
 def test_malformed_search_result_blocks_are_refused(broken: dict[str, Any]) -> None:
     with pytest.raises(UsageError):
         build(parse(MIXED), [ToolResult("toolu_1", [{**SEARCH_RESULT, **broken}])])
+
+
+def test_history_answering_a_server_call_with_a_tool_result_is_refused() -> None:
+    paused = parse(PAUSED)
+    history = [
+        *HISTORY,
+        {"role": "assistant", "content": list(paused.content)},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "srvtoolu_1",
+                                      "content": "not for a server call"}]},
+    ]  # fmt: skip
+    with pytest.raises(ContinuationError, match="do not answer"):
+        build(parse(MIXED), [ToolResult("toolu_1", "rain")], history=history)

@@ -51,6 +51,10 @@ FIXTURES: dict[str, dict[str, Any]] = {
                 "calls": [{"name": "get_weather", "arguments": {"city": "Brest"}}]},
     "resumed": {"hosted": [{**SEARCH, "result_for": "srvtoolu_x"}, CITE | {"cite": []}]},
     "paused": {"hosted": [SEARCH], "status": "pause_turn"},
+    "called": {"hosted": [{"tool": "python", "code": "search()", "id": "srvtoolu_code"},
+                          {**SEARCH, "caller": {"type": "code_execution_20250825",
+                                                "tool_id": "srvtoolu_code"}},
+                          {**FETCH, "caller": {"type": "direct"}}]},
 }  # fmt: skip
 
 
@@ -130,6 +134,10 @@ def test_hosted_projection_of_rendered_turns() -> None:
     resumed, _, _ = _both("resumed")
     assert [(h.tool, h.id) for h in resumed.hosted_calls] == [
         ("web_search_tool_result", "srvtoolu_x")]  # fmt: skip
+    called, _, _ = _both("called")
+    search_call, search_result = called.hosted_calls[1].raw
+    assert search_call["caller"] == search_result["caller"] == {
+        "type": "code_execution_20250825", "tool_id": "srvtoolu_code"}  # fmt: skip
     paused, _, _ = _both("paused")
     assert paused.send_back_unchanged
     assert paused.calls == ()
@@ -152,6 +160,9 @@ def test_hosted_projection_of_rendered_turns() -> None:
         ([{"tool": "text_editor", "command": "delete", "path": "/a"}], "view, create"),
         ([{"text": "x", "cite": [{"marker": "nowhere"}]}], "names no result marker"),
         ([{"tool": "web_search", "query": "q", "pending": "yes"}], "pending is true"),
+        ([{"tool": "web_search", "query": "q",
+           "caller": {"type": "code_execution_20260521", "tool_id": "s"}}], "caller is"),
+        ([{"tool": "bash", "command": "ls", "caller": {"type": "direct"}}], "take a caller"),
     ],
 )  # fmt: skip
 def test_bad_hosted_steps_are_refused_at_load(hosted: Any, message: str) -> None:

@@ -42,12 +42,16 @@ SEARCH = {"tool": "web_search", "query": "brest tides",
                        "page_age": "2 days", "marker": "t"},
                       {"url": "https://tides.example/all", "title": "All tides"}]}  # fmt: skip
 CITED = {"text": "High tide is at 14:02.", "cite": [{"marker": "t", "quote": "14:02"}]}
+CALLED = {**SEARCH, "caller": {"type": "code_execution_20260120", "tool_id": "srvtoolu_c"}}
 BASH = {"tool": "bash", "command": "python tides.py", "stdout": "14:02\n",
         "files": ["file_tides_csv"]}  # fmt: skip
 WEATHER = [{"name": "get_weather", "output": "rain"}]
 
 SCENARIOS: dict[str, list[dict[str, Any]]] = {
     "search": [{"hosted": [SEARCH, CITED]}],
+    "programmatic": [
+        {"hosted": [{"tool": "python", "code": "search()", "id": "srvtoolu_c"}, CALLED, CITED]}
+    ],
     "mixed": [
         {"hosted": [SEARCH, BASH, CITED], "calls": [call("get_weather", city="Brest")]},
         {"expect": {"function_results": WEATHER}, "text": "Rain, and high tide at 14:02."},

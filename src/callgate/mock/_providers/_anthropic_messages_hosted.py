@@ -19,6 +19,9 @@ A tool step may instead carry ``"error": <error_code>`` (an in-band ``*_tool_res
 ``max_uses_exceeded`` included), ``"pending": true`` (the call without its result: a mixed
 turn whose server call completes in the next response), or ``"result_for": <id>`` (only the
 result block, for a call an earlier response left pending); ``"id"`` names the call.
+Web search and fetch steps may carry a ``caller`` (``{"type": "direct"}``, or a
+``code_execution_20250825`` / ``_20260120`` caller with its ``tool_id``: the call was made by
+running code); ``code_execution_20260521`` has no caller variant in either SDK.
 Code execution steps make the message report a ``container``; web search/fetch steps count
 in ``usage.server_tool_use``. Wire facts: the contract's section 12 (anthropic 2.14.0 and
 0.117.0 types, the SDK's streaming fixtures).
@@ -48,7 +51,11 @@ _TOOLS: dict[str, tuple[str, str, tuple[str, ...], frozenset[str]]] = {
     "python": ("code_execution", "code_execution_tool_result", ("code",),
                frozenset({"stdout", "stderr", "return_code", "files"})),
 }  # fmt: skip
-_COMMON = frozenset({"tool", "id", "error", "pending", "result_for"})
+_COMMON = frozenset({"tool", "id", "error", "pending", "result_for", "caller"})
+# The callers both SDK generations decode (no code_execution_20260521 variant exists), and
+# the steps whose blocks carry one (code execution results have no `caller` field).
+_CALLERS = ("code_execution_20250825", "code_execution_20260120")
+_CALLED = ("web_search", "web_fetch")
 # The in-band error codes both SDK generations accept (web_fetch's content_too_large and the
 # bash/text-editor extras are 2.14.0-only or tool-specific, so they are listed per tool).
 _BASE_ERRORS = frozenset({"invalid_tool_input", "unavailable", "too_many_requests"})
@@ -88,6 +95,16 @@ def _check_tool(step: Mapping[str, Any], markers: dict[str, str]) -> str | None:
         return "result_for names an earlier server call id (a string)"
     if "pending" in step and not isinstance(step["pending"], bool):
         return "pending is true or false"
+    if "caller" in step:
+        caller = step["caller"]
+        if tool not in _CALLED:
+            return f"only {' and '.join(_CALLED)} steps take a caller"
+        direct = caller == {"type": "direct"}
+        if not direct and not (
+            isinstance(caller, dict) and set(caller) == {"type", "tool_id"}
+            and caller["type"] in _CALLERS and isinstance(caller["tool_id"], str)
+        ):  # fmt: skip
+            return f"caller is {{type: direct}} or {{type: {' | '.join(_CALLERS)}, tool_id}}"
     if "error" in step and step["error"] not in _ERRORS[tool]:
         return f"a {tool} error is one of {', '.join(sorted(_ERRORS[tool]))}"
     if any(not isinstance(step.get(k, ""), str) for k in inputs if k not in ("command",)):
@@ -192,8 +209,11 @@ class _Render:
         call_id = step.get("result_for") or step.get("id") or self.ids("srvtoolu_", "server", n)
         if "result_for" not in step:
             arguments = {k: step[k] for k in inputs if k in step}
-            self.blocks.append({"type": "server_tool_use", "id": call_id, "name": name,
-                                "input_json": _json(arguments)})  # fmt: skip
+            spec = {"type": "server_tool_use", "id": call_id, "name": name,
+                    "input_json": _json(arguments)}  # fmt: skip
+            if "caller" in step:
+                spec["caller"] = dict(step["caller"])
+            self.blocks.append(spec)
         if step.get("pending"):
             return
         if tool in ("bash", "text_editor", "python"):
@@ -206,6 +226,8 @@ class _Render:
             else self._content(tool, call_id, n, step)
         )
         block = {"type": result_type, "tool_use_id": call_id, "content": content}
+        if "caller" in step:
+            block["caller"] = dict(step["caller"])
         self.blocks.append({"type": "whole", "block": block})
 
     def _content(self, tool: str, call_id: str, n: int, step: Mapping[str, Any]) -> Any:
