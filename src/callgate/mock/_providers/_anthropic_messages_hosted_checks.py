@@ -64,6 +64,10 @@ _SERVER_BLOCKS = frozenset({"server_tool_use", "web_search_tool_result", "web_fe
                             "code_execution_tool_result", "bash_code_execution_tool_result",
                             "text_editor_code_execution_tool_result"})  # fmt: skip
 
+_WEB_CITATION = "web_search_result_location"
+# Bytes every stream that holds something this index keeps must contain.
+_MARKERS = (b'"server_tool_use"', b'_tool_result"', b'"container"', b'"' + _WEB_CITATION.encode())
+
 
 # -- declarations -------------------------------------------------------------------------
 
@@ -177,6 +181,8 @@ def _read(record: Record) -> tuple[list[Any], str | None, Any]:
     if received.body is not None:
         body = received.body
         return list(body.get("content", ())), body.get("stop_reason"), body.get("container")
+    if not any(marker in received.sse for marker in _MARKERS):
+        return [], None, None  # nothing of a server tool: skip the second parse
     parser = Parser()
     try:
         parser.feed_bytes(received.sse)
@@ -221,7 +227,6 @@ def indexing(
 
 # -- replay -------------------------------------------------------------------------------
 
-_WEB_CITATION = "web_search_result_location"
 _UNCHANGED = "must be passed back exactly as the API returned it"
 
 
