@@ -219,6 +219,7 @@ def _bad(*blocks: list[Any]) -> list[Any]:
         (_bad(server_call(0, "s1", "web_fetch", ["{}"]), search_result(1, "s1")), SchemaError),
         (_bad(search_result(0, "s1", {"type": "web_search_tool_result_error"})), SchemaError),
         (_bad(search_result(0, "s1", {"type": "code_execution_result"})), SchemaError),
+        (_bad(search_result(0, "s1", {"type": ["web_search_tool_result_error"]})), SchemaError),
         (_bad(search_result(0, "s1", [{"type": "web_search_result", "url": "u"}])), SchemaError),
         (_bad(server_call(0, "s1", "web_search", ["[1]"])), SchemaError),
         (_bad([block_start(0, {"type": "server_tool_use", "id": "s1", "name": "web_search",
@@ -355,3 +356,33 @@ def test_history_answering_a_server_call_with_a_tool_result_is_refused() -> None
     ]  # fmt: skip
     with pytest.raises(ContinuationError, match="do not answer"):
         build(parse(MIXED), [ToolResult("toolu_1", "rain")], history=history)
+
+
+def test_tool_search_and_web_fetch_results_are_projected() -> None:
+    reference = {"type": "tool_reference", "tool_name": "get_weather"}
+    fetched = {
+        "type": "web_fetch_result",
+        "url": "https://t.example/d",
+        "content": {
+            "type": "document",
+            "title": "D",
+            "source": {"type": "text", "media_type": "text/plain", "data": "x"},
+        },
+    }
+    turn = parse([
+        start(),
+        *server_call(0, "s1", "tool_search_tool_regex", ['{"query": "weather"}']),
+        *whole(1, {"type": "tool_search_tool_result", "tool_use_id": "s1", "content":
+                   {"type": "tool_search_tool_search_result", "tool_references": [reference]}}),
+        *server_call(2, "s2", "web_fetch", ['{"url": "https://t.example/d"}']),
+        *whole(3, {"type": "web_fetch_tool_result", "tool_use_id": "s2", "content": fetched}),
+        *server_call(4, "s3", "web_fetch", ['{"url": "https://t.example/e"}']),
+        *whole(5, {"type": "web_fetch_tool_result", "tool_use_id": "s3", "content":
+                   {"type": "web_fetch_tool_result_error", "error_code": "url_not_allowed"}}),
+        *finish("end_turn"),
+    ])  # fmt: skip
+    assert [(h.tool, h.status) for h in turn.hosted_calls] == [
+        ("tool_search_tool_regex", "completed"),
+        ("web_fetch", "completed"),
+        ("web_fetch", "error:url_not_allowed"),
+    ]

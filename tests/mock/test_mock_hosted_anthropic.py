@@ -163,6 +163,10 @@ def test_hosted_projection_of_rendered_turns() -> None:
         ([{"tool": "web_search", "query": "q",
            "caller": {"type": "code_execution_20260521", "tool_id": "s"}}], "caller is"),
         ([{"tool": "bash", "command": "ls", "caller": {"type": "direct"}}], "take a caller"),
+        ([{"tool": ["web_search"], "query": "q"}], "hosted tool must be one of"),
+        ([{"tool": "web_search", "query": "q", "error": ["x"]}], "error is one of"),
+        ([{"tool": "text_editor", "command": ["view"], "path": "/a"}], "needs command"),
+        ([{"text": "x", "cite": [{"marker": ["t"]}]}], "names no result marker"),
     ],
 )  # fmt: skip
 def test_bad_hosted_steps_are_refused_at_load(hosted: Any, message: str) -> None:
@@ -220,6 +224,7 @@ REFUSED: list[tuple[dict[str, Any], str]] = [
     ({"type": "web_search_20250305", "name": "search"}, "must be named 'web_search'"),
     (CODE | {"max_uses": 1}, "max_uses: Extra inputs are not permitted"),
     (CODE | {"strict": "yes"}, "boolean"),
+    (WEB | {"allowed_callers": [{"type": "direct"}]}, "allowed_callers"),
     (CODE | {"defer_loading": 1}, "boolean"),
     (CODE | {"cache_control": {"type": "ephemeral", "ttl": "2h"}}, "ephemeral"),
     (WEB | {"blocked_domains": [""]}, "list of domain strings"),

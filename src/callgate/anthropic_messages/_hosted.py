@@ -131,7 +131,11 @@ def _check_content(block: dict[str, Any]) -> None:
                 if type(item.get(field)) is not str:
                     raise SchemaError(f"web_search_result: `{field}` is missing or not a str")
         return
-    if type(content) is not dict or content.get("type") not in _CONTENT[btype]:
+    if (
+        type(content) is not dict
+        or type(content.get("type")) is not str
+        or (content["type"] not in _CONTENT[btype])
+    ):
         found = content.get("type") if type(content) is dict else type(content).__name__
         raise SchemaError(f"{btype}: content of type {str(found)[:80]!r} is not one it holds")
     if _is_error(content) and type(content.get("error_code")) is not str:

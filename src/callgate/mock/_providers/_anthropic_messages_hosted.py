@@ -83,7 +83,7 @@ def _strs(value: Any) -> bool:
 
 def _check_tool(step: Mapping[str, Any], markers: dict[str, str]) -> str | None:
     tool = step["tool"]
-    if tool not in _TOOLS:
+    if not isinstance(tool, str) or tool not in _TOOLS:
         return f"hosted tool must be one of {', '.join(_TOOLS)}"
     _, _, inputs, outputs = _TOOLS[tool]
     unknown = set(step) - _COMMON - set(inputs) - outputs
@@ -105,14 +105,16 @@ def _check_tool(step: Mapping[str, Any], markers: dict[str, str]) -> str | None:
             and caller["type"] in _CALLERS and isinstance(caller["tool_id"], str)
         ):  # fmt: skip
             return f"caller is {{type: direct}} or {{type: {' | '.join(_CALLERS)}, tool_id}}"
-    if "error" in step and step["error"] not in _ERRORS[tool]:
+    if "error" in step and (
+        not isinstance(step["error"], str) or step["error"] not in _ERRORS[tool]
+    ):
         return f"a {tool} error is one of {', '.join(sorted(_ERRORS[tool]))}"
     if any(not isinstance(step.get(k, ""), str) for k in inputs if k not in ("command",)):
         return f"{tool} input fields are strings"
     required = inputs[:2] if tool == "text_editor" else inputs
     if step.get("result_for") is None and any(not isinstance(step.get(k), str) for k in required):
         return f"a {tool} step needs {', '.join(required)}"
-    if tool == "text_editor" and step.get("command", "view") not in _EDITOR_COMMANDS:
+    if tool == "text_editor" and step.get("command", "view") not in tuple(_EDITOR_COMMANDS):
         return "a text_editor command is view, create or str_replace"
     if isinstance(step.get("return_code", 0), bool) or not isinstance(
         step.get("return_code", 0), int
@@ -161,7 +163,7 @@ def _check_text(step: Mapping[str, Any], markers: dict[str, str]) -> str | None:
     for cite in cites:
         if not isinstance(cite, dict) or set(cite) - {"marker", "quote"}:
             return "cite is a list of {marker, quote?}"
-        if cite.get("marker") not in markers:
+        if not isinstance(cite.get("marker"), str) or cite["marker"] not in markers:
             return f"cite names no result marker given before it: {cite.get('marker')!r}"
         if not isinstance(cite.get("quote", ""), str):
             return "a cite quote is a string"

@@ -96,7 +96,9 @@ def _option_problem(key: str, value: Any) -> str | None:
     if key == "response_inclusion" and value not in ("full", "excluded"):
         return "must be 'full' or 'excluded'"
     if key == "allowed_callers" and (
-        type(value) is not list or not value or any(v not in _CALLERS for v in value)
+        type(value) is not list
+        or not value
+        or any(type(v) is not str or v not in _CALLERS for v in value)
     ):
         return f"must be a non-empty list of {', '.join(sorted(_CALLERS))}"
     if key == "citations" and (type(value) is not dict or type(value.get("enabled")) is not bool):
