@@ -29,7 +29,7 @@ from .._json import loads_strict
 from .._limits import DEFAULT_LIMITS, Limits
 from ..contracts import CURRENT_REVISION, REVISIONS
 from ..sse import SSEDecoder
-from ._assembly import EventIds
+from ._event_ids import EventIds
 from ._events import DONE, EVENT_TYPES, PROVIDER
 from ._handlers import Handlers
 from ._state import TRANSITIONS, State
