@@ -109,13 +109,15 @@ def test_gemini_audit_hosted_delta_merge_cannot_turn_a_step_into_a_call() -> Non
     ]
     with pytest.raises(SequenceError, match="conflict") as info:
         parse_stream(sse(events))
-    assert info.value.turn is not None and info.value.turn.calls == ()
+    assert info.value.turn is not None
+    assert info.value.turn.calls == ()
     # Undeclared fields alone are merged (nothing lost) but leave the step opaque.
     del planted["arguments"]
     turn = both(events)
     assert [c.call_id for c in turn.calls] == ["c1"]
     assert turn.steps[0]["type"] == "google_search_call"
-    assert turn.opaque == (0,) and "'name'" in turn.opaque_reasons[0]
+    assert turn.opaque == (0,)
+    assert "'name'" in turn.opaque_reasons[0]
 
 
 def test_gemini_audit_hosted_delta_cannot_rename_its_step() -> None:
