@@ -347,3 +347,14 @@ def test_no_hosted_error_escapes_as_a_bare_exception() -> None:
     for step in hostile:
         with contextlib.suppress(CallgateError):  # anything else fails the test
             parse_interaction(body_of([step]), source="create")
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_hosted_streams_parse_the_same_at_any_chunking(name: str) -> None:
+    data = stream_of(FIXTURES[name], as_deltas=True)
+    whole = parse_stream(data)
+    for size in (1, 7):
+        pieces = [data[i : i + size] for i in range(0, len(data), size)]
+        turn = parse_stream(pieces)
+        assert projection(turn) == projection(whole)
+        assert turn.digest == whole.digest

@@ -272,3 +272,22 @@ def test_the_declaration_check_can_be_switched_off() -> None:
         reply = _post(running, "refused", {"type": "hologram"})
     assert reply.status_code == 200
     assert json.loads(reply.text)["steps"][0]["content"][0]["text"] == "served"
+
+
+def test_a_stored_hosted_interaction_reads_back_with_the_same_projection() -> None:
+    builder = ScriptBuilder(seed=2)
+    hosted = {"tools": [SEARCH, CODE], "cite": CITE[:1]}
+    builder.turn("gemini_interactions", text=TEXT, hosted=hosted)
+    with MockServer(builder.build()) as running:
+        base = f"{running.gemini_base_url}/v1/interactions"
+        headers = {"x-goog-api-key": "k"}
+        body = {"model": "m", "input": "hi", "stream": True, "tools": [{"type": "google_search"}]}
+        created = httpx.post(base, json=body, headers=headers)
+        streamed = gi.parse_stream(created.content)
+        got = httpx.get(f"{base}/{streamed.interaction_id}", headers=headers)
+        resumed = httpx.get(f"{base}/{streamed.interaction_id}?stream=true", headers=headers)
+    stored = gi.parse_interaction(got.content, source="get")
+    assert stored.steps[0]["type"] == "user_input"
+    assert stored.hosted_calls == streamed.hosted_calls
+    assert stored.citations == streamed.citations
+    assert gi.parse_stream(resumed.content).hosted_calls == streamed.hosted_calls

@@ -47,13 +47,16 @@ from ..contracts import REVISIONS
 from ._events import HOSTED_STEPS
 
 __all__ = [
+    "DELTA_FIELDS",
     "PAIRS",
     "PINNED",
+    "STEP_FIELDS",
     "Pairing",
     "check_annotations",
     "check_hosted_fields",
     "merge_delta",
     "project",
+    "tool_of",
 ]
 
 _OLD, _CURRENT = REVISIONS
