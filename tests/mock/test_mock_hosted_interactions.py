@@ -291,3 +291,19 @@ def test_a_stored_hosted_interaction_reads_back_with_the_same_projection() -> No
     assert stored.hosted_calls == streamed.hosted_calls
     assert stored.citations == streamed.citations
     assert gi.parse_stream(resumed.content).hosted_calls == streamed.hosted_calls
+
+
+def test_expect_tools_can_require_a_hosted_declaration() -> None:
+    builder = ScriptBuilder()
+    builder.turn(
+        "gemini_interactions",
+        expect={"tools": ["google_search", "f"]},
+        text="ok",
+        hosted={"tools": [SEARCH]},
+    )
+    with MockServer(builder.build()) as running:
+        refused = _post(running, "default", {"type": "code_execution"})
+        served = _post(running, "default", {"google_search": {}})
+    assert refused.status_code == 400
+    assert "google_search not declared" in refused.json()["error"]["message"]
+    assert served.status_code == 200

@@ -20,6 +20,8 @@ Script block (validated when the script is loaded; ``check_respond``)::
       "cite": [{"marker": str, "span": str, "occurrence": int?}]
     }
 
+``expect.tools`` may name hosted tool types (``"google_search"``) beside function names.
+
 Each tool entry becomes a call step and its result step, in order, after the thought and
 before the text (``contracts/gemini.md`` §10.2). A ``cite`` entry annotates the
 ``occurrence``-th (default 1st) occurrence of ``span`` in ``respond.text``: the mock
@@ -44,7 +46,7 @@ from typing import Any
 
 from . import Ids
 
-__all__ = ["check_declarations", "check_hosted", "hosted_specs"]
+__all__ = ["check_declarations", "check_hosted", "hosted_specs", "hosted_types"]
 
 _TOOL_KEYS = {
     "google_search": {"queries", "results", "suggestions"},
@@ -338,6 +340,21 @@ def _file_search_problem(tool: Mapping[str, Any], where: str) -> str | None:
     if "top_k" in tool and (type(top_k) is not int or top_k < 1):
         return f"{where}.top_k: must be a positive integer."
     return None
+
+
+def hosted_types(tools: Any) -> tuple[str, ...]:
+    """The hosted tool types a request declares (``{"type": t}`` or the legacy ``{t: {}}``),
+    so ``expect.tools`` can name them beside function names."""
+    found: list[str] = []
+    for tool in tools if isinstance(tools, list) else ():
+        if not isinstance(tool, dict):
+            continue
+        kind = tool.get("type")
+        if isinstance(kind, str) and kind != "function":
+            found.append(kind)
+        elif kind is None and len(tool) == 1:
+            found.extend(key for key in tool if isinstance(key, str))
+    return tuple(found)
 
 
 def check_declarations(body: Mapping[str, Any]) -> str | None:

@@ -40,7 +40,7 @@ from .._render_turn import arguments, usage
 from .._requests import FunctionResult, RequestView, list_of, texts, tool_names
 from . import Endpoint, Event, Ids, Provider, RenderedTurn
 from ._gemini_interactions_checks import check, gemini_error, not_found
-from ._gemini_interactions_hosted import check_hosted, hosted_specs
+from ._gemini_interactions_hosted import check_hosted, hosted_specs, hosted_types
 
 if TYPE_CHECKING:
     from .._script import ScriptTurn
@@ -155,7 +155,7 @@ def view(body: Mapping[str, Any]) -> RequestView:
     return RequestView(
         model=body.get("model"),
         stream=body.get("stream") is True,
-        tools=tool_names(body.get("tools")),
+        tools=tool_names(body.get("tools")) + hosted_types(body.get("tools")),
         results=tuple(results),
         previous_id=body.get("previous_interaction_id"),
         user_text="\n".join(found),
