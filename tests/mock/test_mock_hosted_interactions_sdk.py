@@ -120,7 +120,19 @@ def _client(server: MockServer, conversation: str) -> genai.Client:
 
 
 def _dump(obj: Any) -> Any:
+    """The SDK object as JSON, after checking the SDK decoded it as a known, typed variant
+    (an ``Unknown*`` fallback would dump its raw dict and hide a decoding gap)."""
+    assert getattr(obj, "type", None) != "UNKNOWN", obj
+    for annotation in _annotations_of(obj):
+        assert annotation.type != "UNKNOWN", annotation
     return obj.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def _annotations_of(obj: Any) -> list[Any]:
+    found = list(getattr(obj, "annotations", None) or [])
+    for block in getattr(obj, "content", None) or []:
+        found.extend(getattr(block, "annotations", None) or [])
+    return found
 
 
 def _sdk_stream_steps(events: list[Any]) -> list[dict[str, Any]]:
