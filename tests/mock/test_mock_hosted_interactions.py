@@ -228,6 +228,7 @@ REFUSED = {
     "google_maps": ({"type": "google_maps"}, "does not model the hosted tool 'google_maps'"),
     "mcp_server": ({"type": "mcp_server", "name": "n", "url": "u"}, "does not model"),
     "unknown type": ({"type": "hologram"}, "unknown tool type 'hologram'"),
+    "no type": ({"hologram": {}}, "needs a string 'type'"),
 }
 
 

@@ -299,6 +299,8 @@ def _declaration_problem(tool: Any, where: str) -> str | None:
             )
     if kind == "function":  # client tools: checked by the continuation checks, not here
         return None
+    if not isinstance(kind, str):
+        return f"{where}: a tool needs a string 'type'."
     if kind in _NOT_MODELLED:
         return (
             f"{where}.type: the callgate mock does not model the hosted tool {kind!r} (its "
