@@ -52,6 +52,7 @@ test: lint typecheck
 BASELINE_TESTS = tests/mock/test_mock_sdk_conformance.py tests/mock/test_mock_ggc_sdk_conformance.py \
   tests/mock/test_mock_hosted_openai_sdk.py \
   tests/mock/test_mock_hosted_anthropic_sdk.py
+BASELINE_TESTS += tests/mock/test_mock_hosted_interactions_sdk.py tests/gemini_interactions/test_hosted_sdk_fields.py
 test-baseline: $(BSTAMP)
 	$(BASE)/bin/python -m pytest $(BASELINE_TESTS)
 	$(BASE)/bin/python -O -W error -m pytest $(BASELINE_TESTS)
