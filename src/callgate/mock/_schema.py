@@ -1,0 +1,294 @@
+"""The script JSON Schema (``script.schema.json``) and a validator for the part of draft
+2020-12 it uses, so the loader, ``callgate script check`` and an editor read one schema.
+
+Keywords: ``$ref`` (local ``#/...`` pointers) with ``$defs``, ``type``, ``enum``,
+``const``, ``properties``, ``required``, ``additionalProperties``, ``minProperties``,
+``items``, ``minItems``, ``minimum``, ``maximum``, ``pattern``, ``oneOf``, ``anyOf``,
+``allOf``, ``not`` and ``if``/``then``/``else``; annotations (``title``, ``description``,
+``examples``, ...) are ignored. A schema using any other keyword is refused when it is
+loaded: the validator never skips a rule it does not know. ``errorMessage`` (the
+ajv-errors convention, a string or ``{keyword: message}``) replaces the message of a
+failure of that schema's own keywords, so a refusal can say what the loader says.
+
+Numbers follow the spec: ``1.0`` is an ``integer`` (the loader then refuses a float where
+it wants an int). Locations are RFC 6901 JSON pointers; a missing required key is
+reported at the pointer it should have, e.g. ``/turns/0/respond/calls/0/name``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import re
+from collections.abc import Iterator, Mapping
+from importlib import resources
+from typing import Any
+
+__all__ = ["SCHEMA_FILE", "SchemaProblem", "check_document", "problems", "script_schema"]
+
+SCHEMA_FILE = "script.schema.json"
+_ANNOTATIONS = frozenset(
+    {"$schema", "$id", "$comment", "$defs", "title", "description", "markdownDescription",
+     "examples", "default", "deprecated", "errorMessage"}
+)  # fmt: skip
+_KEYWORDS = frozenset(
+    {"$ref", "type", "enum", "const", "properties", "required", "additionalProperties",
+     "minProperties", "items", "minItems", "minimum", "maximum", "pattern", "oneOf", "anyOf",
+     "allOf", "not", "if", "then", "else"}
+)  # fmt: skip
+_TYPE_NAMES = {
+    "string": "str", "integer": "int", "number": "number", "boolean": "bool",
+    "array": "list", "object": "an object", "null": "null",
+}  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SchemaProblem:
+    """One way a document breaks the schema: where (a JSON pointer) and why."""
+
+    location: str
+    message: str
+
+
+class _Validator:
+    def __init__(self, root: Mapping[str, Any]) -> None:
+        self.root = root
+        self._patterns: dict[str, re.Pattern[str]] = {}
+        _check_schema(root, root, "#")
+
+    def problems(self, value: Any, schema: Any, where: str) -> Iterator[SchemaProblem]:
+        if schema is True:
+            return
+        if schema is False:
+            yield SchemaProblem(where, f"{_name(where)} is not allowed here")
+            return
+        if "$ref" in schema:
+            yield from self.problems(value, _resolve(self.root, schema["$ref"]), where)
+        if "type" in schema and not _is_type(value, schema["type"]):
+            yield self._own(schema, "type", where, f"expected {_describe(schema)}, got "
+                            f"{_json_type(value)}")  # fmt: skip
+            return  # nothing else can be judged on a value of the wrong kind
+        if "enum" in schema and not any(_same(value, v) for v in schema["enum"]):
+            yield self._own(schema, "enum", where, f"{_name(where)} must be {_describe(schema)}")
+        if "const" in schema and not _same(value, schema["const"]):
+            yield self._own(schema, "const", where, f"{_name(where)} must be {_describe(schema)}")
+        # The value's own shape, then the alternatives, then its members, then the
+        # conditional parts: the first problem is the one the loader would name first.
+        if isinstance(value, dict):
+            yield from self._object(value, schema, where)
+        elif isinstance(value, list) and "minItems" in schema and len(value) < schema["minItems"]:
+            yield self._own(schema, "minItems", where,
+                            f"needs at least {schema['minItems']} item(s)")  # fmt: skip
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            yield from self._number(value, schema, where)
+        elif isinstance(value, str) and "pattern" in schema:
+            pattern = self._patterns.setdefault(schema["pattern"], re.compile(schema["pattern"]))
+            if not pattern.search(value):
+                yield self._own(
+                    schema, "pattern", where, f"{_name(where)} must match {schema['pattern']}"
+                )
+        yield from self._alternatives(value, schema, where)
+        yield from self._members(value, schema, where)
+        for sub in schema.get("allOf", ()):
+            yield from self.problems(value, sub, where)
+        if "if" in schema:
+            branch = "then" if self.valid(value, schema["if"], where) else "else"
+            if branch in schema:
+                yield from self.problems(value, schema[branch], where)
+
+    def valid(self, value: Any, schema: Any, where: str) -> bool:
+        return next(iter(self.problems(value, schema, where)), None) is None
+
+    def _object(self, value: dict[Any, Any], schema: Any, where: str) -> Iterator[SchemaProblem]:
+        props = schema.get("properties", {})
+        extra = schema.get("additionalProperties", True)
+        unknown = sorted(k for k in value if k not in props)
+        if extra is False and unknown:  # first: a misspelt key is also a "missing" one
+            known = f" (known: {', '.join(sorted(props))})" if props else ""
+            yield self._own(
+                schema, "additionalProperties", where, f"unknown key(s) {', '.join(unknown)}{known}"
+            )
+        for key in schema.get("required", ()):
+            if key not in value:
+                wanted = props.get(key)
+                hint = f" (expected {_describe(wanted)})" if isinstance(wanted, dict) else ""
+                yield self._own(schema, "required", _join(where, key), f"{key} is missing{hint}")
+        if "minProperties" in schema and len(value) < schema["minProperties"]:
+            yield self._own(schema, "minProperties", where,
+                            f"needs at least {schema['minProperties']} key(s)")  # fmt: skip
+
+    def _members(self, value: Any, schema: Any, where: str) -> Iterator[SchemaProblem]:
+        if isinstance(value, list) and "items" in schema:
+            for i, item in enumerate(value):
+                yield from self.problems(item, schema["items"], f"{where}/{i}")
+        if not isinstance(value, dict):
+            return
+        props = schema.get("properties", {})
+        for key, sub in props.items():
+            if key in value:
+                yield from self.problems(value[key], sub, _join(where, key))
+        extra = schema.get("additionalProperties", True)
+        if isinstance(extra, dict):
+            for key in sorted(k for k in value if k not in props):
+                yield from self.problems(value[key], extra, _join(where, key))
+
+    def _number(self, value: float, schema: Any, where: str) -> Iterator[SchemaProblem]:
+        if "minimum" in schema and value < schema["minimum"]:
+            yield self._own(schema, "minimum", where,
+                            f"{_name(where)} must be at least {schema['minimum']}")  # fmt: skip
+        if "maximum" in schema and value > schema["maximum"]:
+            yield self._own(schema, "maximum", where,
+                            f"{_name(where)} must be at most {schema['maximum']}")  # fmt: skip
+
+    def _alternatives(self, value: Any, schema: Any, where: str) -> Iterator[SchemaProblem]:
+        if "oneOf" in schema:
+            hits = sum(self.valid(value, sub, where) for sub in schema["oneOf"])
+            if hits != 1:
+                many = "none" if not hits else "more than one"
+                yield self._own(schema, "oneOf", where, f"matches {many} of the allowed forms")
+        if "anyOf" in schema and not any(self.valid(value, s, where) for s in schema["anyOf"]):
+            yield self._own(schema, "anyOf", where, "matches none of the allowed forms")
+        if "not" in schema and self.valid(value, schema["not"], where):
+            yield self._own(schema, "not", where, f"{_name(where)} has a form not allowed here")
+
+    @staticmethod
+    def _own(schema: Any, keyword: str, where: str, default: str) -> SchemaProblem:
+        custom = schema.get("errorMessage")
+        if isinstance(custom, dict):
+            custom = custom.get(keyword)
+        return SchemaProblem(where, custom if isinstance(custom, str) else default)
+
+
+def _check_schema(node: Any, root: Mapping[str, Any], where: str) -> None:
+    """Refuse a schema with a keyword this validator does not implement, or a bad $ref."""
+    if isinstance(node, bool):
+        return
+    if not isinstance(node, dict):
+        raise ValueError(f"{where}: a schema is an object or a boolean")
+    unknown = set(node) - _KEYWORDS - _ANNOTATIONS
+    if unknown:
+        raise ValueError(f"{where}: keyword(s) {', '.join(sorted(unknown))} not implemented")
+    if "$ref" in node:
+        _resolve(root, node["$ref"])
+    subs = [node[k] for k in ("items", "not", "if", "then", "else") if k in node]
+    subs += [node["additionalProperties"]] if "additionalProperties" in node else []
+    for key in ("properties", "$defs"):
+        subs += list(node.get(key, {}).values())
+    for key in ("oneOf", "anyOf", "allOf"):
+        subs += node.get(key, [])
+    for sub in subs:
+        _check_schema(sub, root, where + "/" + "*")
+
+
+def _resolve(root: Mapping[str, Any], ref: str) -> Any:
+    if not ref.startswith("#"):
+        raise ValueError(f"$ref {ref!r}: only local references are supported")
+    node: Any = root
+    for token in ref[1:].split("/")[1:]:
+        key = token.replace("~1", "/").replace("~0", "~")
+        if not isinstance(node, dict) or key not in node:
+            raise ValueError(f"$ref {ref!r} names nothing in the schema")
+        node = node[key]
+    return node
+
+
+def _join(where: str, key: Any) -> str:
+    return f"{where}/{str(key).replace('~', '~0').replace('/', '~1')}"
+
+
+def _name(where: str) -> str:
+    """The key or index a pointer ends in (what a message calls the value)."""
+    last = where.rsplit("/", 1)[-1] if where else ""
+    return last.replace("~1", "/").replace("~0", "~") or "the document"
+
+
+def _is_type(value: Any, kinds: str | list[str]) -> bool:
+    return any(_TYPE_CHECKS[kind](value) for kind in ([kinds] if isinstance(kinds, str) else kinds))
+
+
+_TYPE_CHECKS = {
+    "string": lambda v: isinstance(v, str),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "integer": lambda v: (
+        (isinstance(v, int) and not isinstance(v, bool))
+        or (isinstance(v, float) and v.is_integer())
+    ),
+}
+
+
+def _json_type(value: Any) -> str:
+    for kind in ("boolean", "integer", "number", "string", "array", "object", "null"):
+        if _TYPE_CHECKS[kind](value):
+            return _TYPE_NAMES[kind]
+    return type(value).__name__  # a Python object a builder passed (no JSON value)
+
+
+def _same(value: Any, expected: Any) -> bool:
+    """JSON equality: ``true`` is not ``1``, ``1.0`` is ``1``."""
+    if isinstance(value, bool) or isinstance(expected, bool):
+        return type(value) is type(expected) and value == expected
+    if isinstance(value, dict) and isinstance(expected, dict):
+        return value.keys() == expected.keys() and all(_same(value[k], expected[k]) for k in value)
+    if isinstance(value, list) and isinstance(expected, list):
+        return len(value) == len(expected) and all(map(_same, value, expected))
+    return bool(value == expected) and isinstance(value, str) == isinstance(expected, str)
+
+
+def _describe(schema: Any) -> str:
+    """What a schema wants, in a few words (``str``, ``one of a, b``...)."""
+    if "enum" in schema:
+        return "one of " + ", ".join(_show(v) for v in schema["enum"])
+    if "const" in schema:
+        return _show(schema["const"])
+    kinds = schema.get("type")
+    if kinds is None:
+        return "a value of the form described in the schema"
+    names = [_TYPE_NAMES[k] for k in ([kinds] if isinstance(kinds, str) else kinds)]
+    return " or ".join(names)
+
+
+def _show(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+@functools.cache
+def script_schema() -> Mapping[str, Any]:
+    """The shipped script schema (parsed once)."""
+    text = resources.files(__package__).joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+@functools.cache
+def validator() -> _Validator:
+    return _Validator(script_schema())
+
+
+def problems(document: Any, schema: Mapping[str, Any] | None = None) -> list[SchemaProblem]:
+    """Every way ``document`` breaks ``schema`` (default: the script schema), in order.
+
+    Raises ``ValueError`` for a schema using a keyword this validator does not implement.
+    """
+    check = validator() if schema is None else _Validator(schema)
+    return list(check.problems(document, check.root, ""))
+
+
+def check_document(document: Any, path: str | None) -> Any:
+    """Validate a script document against the schema; return it without ``$schema``.
+
+    ``$schema`` names the schema for an editor and means nothing to the loader. Raises
+    :class:`~callgate.mock.ScriptError` at the first problem, with ``path`` and location.
+    """
+    from ._script import ScriptError  # the loader's error; imported late (no cycle)
+
+    found = next(iter(validator().problems(document, validator().root, "")), None)
+    if found is not None:
+        raise ScriptError(found.message, path=path, location=found.location)
+    if isinstance(document, dict) and "$schema" in document:
+        return {k: v for k, v in document.items() if k != "$schema"}
+    return document
