@@ -25,7 +25,14 @@ from collections.abc import Iterator, Mapping
 from importlib import resources
 from typing import Any
 
-__all__ = ["SCHEMA_FILE", "SchemaProblem", "check_document", "problems", "script_schema"]
+__all__ = [
+    "SCHEMA_FILE",
+    "SchemaProblem",
+    "check_document",
+    "problems",
+    "schema_text",
+    "script_schema",
+]
 
 SCHEMA_FILE = "script.schema.json"
 _ANNOTATIONS = frozenset(
@@ -256,11 +263,15 @@ def _show(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
+def schema_text() -> str:
+    """The shipped script schema file, as text."""
+    return resources.files(__package__).joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
+
+
 @functools.cache
 def script_schema() -> Mapping[str, Any]:
     """The shipped script schema (parsed once)."""
-    text = resources.files(__package__).joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
-    schema: dict[str, Any] = json.loads(text)
+    schema: dict[str, Any] = json.loads(schema_text())
     return schema
 
 
