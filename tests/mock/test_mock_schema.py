@@ -264,7 +264,7 @@ def test_bad_scripts_are_refused_by_schema_and_loader_alike(
     assert loaded.value.location == location
     assert words in str(loaded.value)
     # The loader's own checks refuse it too, without the schema.
-    monkeypatch.setattr(_script._schema, "check_document", lambda document, path: document)
+    monkeypatch.setattr(_script._schema, "check_document", lambda document, path, error: document)
     with pytest.raises(ScriptError) as semantic:
         _served(doc)
     assert location.startswith(semantic.value.location)  # there, or the object holding it

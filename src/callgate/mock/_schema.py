@@ -21,7 +21,7 @@ import dataclasses
 import functools
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from importlib import resources
 from typing import Any
 
@@ -289,17 +289,16 @@ def problems(document: Any, schema: Mapping[str, Any] | None = None) -> list[Sch
     return list(check.problems(document, check.root, ""))
 
 
-def check_document(document: Any, path: str | None) -> Any:
+def check_document(document: Any, path: str | None, error: Callable[..., Exception]) -> Any:
     """Validate a script document against the schema; return it without ``$schema``.
 
     ``$schema`` names the schema for an editor and means nothing to the loader. Raises
-    :class:`~callgate.mock.ScriptError` at the first problem, with ``path`` and location.
+    ``error(message, path=path, location=pointer)`` (the loader passes its
+    :class:`~callgate.mock.ScriptError`) for the first problem.
     """
-    from ._script import ScriptError  # the loader's error; imported late (no cycle)
-
     found = next(iter(validator().problems(document, validator().root, "")), None)
     if found is not None:
-        raise ScriptError(found.message, path=path, location=found.location)
+        raise error(found.message, path=path, location=found.location)
     if isinstance(document, dict) and "$schema" in document:
         return {k: v for k, v in document.items() if k != "$schema"}
     return document

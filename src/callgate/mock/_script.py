@@ -262,7 +262,7 @@ def _encodable(text: str) -> bool:
 
 
 def _parse_script(obj: Any, path: str | None) -> Script:
-    obj = _schema.check_document(obj, path)  # script.schema.json first; then what it cannot say
+    obj = _schema.check_document(obj, path, ScriptError)  # the schema first, then the rest
     ctx = _Ctx(path)
     top = ctx.obj(obj, "", {"seed", "baseline", "validation", "conversations", "turns"})
     validation = ctx.obj(top.get("validation", {}), "/validation")
