@@ -62,6 +62,7 @@ class _Validator:
     def __init__(self, root: Mapping[str, Any]) -> None:
         self.root = root
         self._patterns: dict[str, re.Pattern[str]] = {}
+        self._refs: dict[str, Any] = {}
         _check_schema(root, root, "#")
 
     def problems(self, value: Any, schema: Any, where: str) -> Iterator[SchemaProblem]:
@@ -71,7 +72,11 @@ class _Validator:
             yield SchemaProblem(where, f"{_name(where)} is not allowed here")
             return
         if "$ref" in schema:
-            yield from self.problems(value, _resolve(self.root, schema["$ref"]), where)
+            ref = schema["$ref"]
+            target = self._refs.get(ref)
+            if target is None:
+                target = self._refs[ref] = _resolve(self.root, ref)
+            yield from self.problems(value, target, where)
         if "type" in schema and not _is_type(value, schema["type"]):
             yield self._own(schema, "type", where, f"expected {_describe(schema)}, got "
                             f"{_json_type(value)}")  # fmt: skip
@@ -100,12 +105,21 @@ class _Validator:
         for sub in schema.get("allOf", ()):
             yield from self.problems(value, sub, where)
         if "if" in schema:
-            branch = "then" if self.valid(value, schema["if"], where) else "else"
+            branch = "then" if self._holds(value, schema["if"], where) else "else"
             if branch in schema:
                 yield from self.problems(value, schema[branch], where)
 
     def valid(self, value: Any, schema: Any, where: str) -> bool:
         return next(iter(self.problems(value, schema, where)), None) is None
+
+    def _holds(self, value: Any, condition: Any, where: str) -> bool:
+        """An ``if``; the tag test ``{"required": [k], "properties": {k: {"const": v}}}``
+        (how the script schema picks a protocol's or a fault type's keys) is read directly."""
+        tag = _tag(condition)
+        if tag is None:
+            return self.valid(value, condition, where)
+        key, wanted = tag
+        return not isinstance(value, dict) or (key in value and _same(value[key], wanted))
 
     def _object(self, value: dict[Any, Any], schema: Any, where: str) -> Iterator[SchemaProblem]:
         props = schema.get("properties", {})
@@ -132,7 +146,7 @@ class _Validator:
         if not isinstance(value, dict):
             return
         props = schema.get("properties", {})
-        for key, sub in props.items():
+        for key, sub in props.items():  # in the schema's order: the loader's order
             if key in value:
                 yield from self.problems(value[key], sub, _join(where, key))
         extra = schema.get("additionalProperties", True)
@@ -165,6 +179,16 @@ class _Validator:
         if isinstance(custom, dict):
             custom = custom.get(keyword)
         return SchemaProblem(where, custom if isinstance(custom, str) else default)
+
+
+def _tag(condition: Any) -> tuple[str, Any] | None:
+    if not isinstance(condition, dict) or condition.keys() != {"required", "properties"}:
+        return None
+    required, props = condition["required"], condition["properties"]
+    if len(required) != 1 or list(props) != required:
+        return None
+    test = props[required[0]]
+    return (required[0], test["const"]) if isinstance(test, dict) and test.keys() == {"const"} else None
 
 
 def _check_schema(node: Any, root: Mapping[str, Any], where: str) -> None:
