@@ -188,7 +188,9 @@ def _tag(condition: Any) -> tuple[str, Any] | None:
     if len(required) != 1 or list(props) != required:
         return None
     test = props[required[0]]
-    return (required[0], test["const"]) if isinstance(test, dict) and test.keys() == {"const"} else None
+    if not isinstance(test, dict) or test.keys() != {"const"}:
+        return None
+    return required[0], test["const"]
 
 
 def _check_schema(node: Any, root: Mapping[str, Any], where: str) -> None:
