@@ -83,6 +83,11 @@ def test_if_then_else_picks_a_branch() -> None:
     assert problems({"kind": "n", "value": 1}, schema) == []
     assert problems({"value": "s"}, schema) == []  # no kind: the else branch
     assert _where({"kind": "n", "value": "s"}, schema) == [("/value", "expected int, got str")]
+    assert problems("s", schema) == []  # no object: the tag test holds vacuously, as per spec
+    general = {"if": {"minimum": 3}, "then": {"maximum": 5}}
+    assert problems(4, general) == []
+    assert _where(6, general) == [("", "the document must be at most 5")]
+    assert problems(1, general) == []
 
 
 def test_refs_resolve_inside_the_root_and_pointers_escape_key_names() -> None:
