@@ -4,7 +4,7 @@
 //   CALLGATE_URL=http://127.0.0.1:8765 node weather.mjs openai
 //
 // (`anthropic` with weather_anthropic.json, `google` with weather_gemini.json.)
-// Needs: npm install ai @ai-sdk/openai @ai-sdk/anthropic @ai-sdk/google zod
+// Needs: npm install (package.json pins the versions this was checked with).
 import { generateText, stepCountIs, tool } from "ai";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createAnthropic } from "@ai-sdk/anthropic";
