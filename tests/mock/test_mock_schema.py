@@ -42,15 +42,17 @@ def _served(doc: Any, path: str | None = None) -> Script:
 
 def _repo_scripts() -> list[tuple[str, Any]]:
     """Script files under examples/, and every JSON script block of the docs and README."""
-    found = [(str(p.relative_to(ROOT)), json.loads(p.read_text())) for p in
-             sorted((ROOT / "examples").rglob("*.json"))]  # fmt: skip
+    files = [p for p in sorted((ROOT / "examples").rglob("*.json")) if "node_modules" not in str(p)]
+    found = [(str(p.relative_to(ROOT)), json.loads(p.read_text())) for p in files]
     for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
         blocks = re.findall(r"```json\n(.*?)```", page.read_text(), flags=re.S)
-        for n, block in enumerate(blocks):
-            doc = json.loads(block)
-            if isinstance(doc, dict) and ({"turns", "conversations"} & set(doc)):
-                found.append((f"{page.relative_to(ROOT)}#{n}", doc))
-    return found
+        found += [(f"{page.relative_to(ROOT)}#{n}", json.loads(b)) for n, b in enumerate(blocks)]
+    return [(name, doc) for name, doc in found if _is_script(doc)]
+
+
+def _is_script(doc: Any) -> bool:
+    """A JSON document that means to be a script (package.json and the like are not)."""
+    return isinstance(doc, dict) and bool({"turns", "conversations"} & set(doc))
 
 
 REPO_SCRIPTS = _repo_scripts()
