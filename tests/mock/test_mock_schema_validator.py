@@ -102,12 +102,12 @@ def test_error_message_replaces_the_message_of_its_own_keywords_only() -> None:
     schema = {
         "type": "object",
         "properties": {"n": {"type": "integer"}},
-        "oneOf": [{"required": ["a"]}, {"required": ["b"]}],
-        "errorMessage": {"oneOf": "give a or b"},
+        "allOf": [{"oneOf": [{"required": ["a"]}, {"required": ["b"]}], "errorMessage": "a or b"}],
     }
-    assert _where({"n": "x"}, schema) == [("", "give a or b"), ("/n", "expected int, got str")]
-    whole = {"enum": [1], "errorMessage": "only one"}
-    assert _where(2, whole) == [("", "only one")]
+    assert _where({"n": "x"}, schema) == [("", "a or b"), ("/n", "expected int, got str")]
+    assert _where(2, {"enum": [1], "errorMessage": "only one"}) == [("", "only one")]
+    with pytest.raises(ValueError, match="errorMessage is a string"):
+        problems(1, {"errorMessage": {"enum": "x"}})
 
 
 def test_a_wrong_kind_stops_the_other_checks_of_that_value() -> None:

@@ -6,9 +6,10 @@ Keywords: ``$ref`` (local ``#/...`` pointers) with ``$defs``, ``type``, ``enum``
 ``items``, ``minItems``, ``minimum``, ``maximum``, ``pattern``, ``oneOf``, ``anyOf``,
 ``allOf``, ``not`` and ``if``/``then``/``else``; annotations (``title``, ``description``,
 ``examples``, ...) are ignored. A schema using any other keyword is refused when it is
-loaded: the validator never skips a rule it does not know. ``errorMessage`` (the
-ajv-errors convention, a string or ``{keyword: message}``) replaces the message of a
-failure of that schema's own keywords, so a refusal can say what the loader says.
+loaded: the validator never skips a rule it does not know. ``errorMessage`` (a string,
+as VS Code's JSON service reads it) replaces the message of a failure of that schema's
+own keywords (not of its members'), so a refusal can say what the loader says; a message
+for one keyword only sits in an ``allOf`` part holding that keyword.
 
 Numbers follow the spec: ``1.0`` is an ``integer`` (the loader then refuses a float where
 it wants an int). Locations are RFC 6901 JSON pointers; a missing required key is
@@ -21,7 +22,7 @@ import dataclasses
 import functools
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from importlib import resources
 from typing import Any
 
@@ -65,52 +66,57 @@ class _Validator:
         self._refs: dict[str, Any] = {}
         _check_schema(root, root, "#")
 
-    def problems(self, value: Any, schema: Any, where: str) -> Iterator[SchemaProblem]:
+    def collect(self, value: Any, schema: Any, where: str, out: list[SchemaProblem]) -> None:
         if schema is True:
             return
         if schema is False:
-            yield SchemaProblem(where, f"{_name(where)} is not allowed here")
+            out.append(SchemaProblem(where, f"{_name(where)} is not allowed here"))
             return
         if "$ref" in schema:
             ref = schema["$ref"]
             target = self._refs.get(ref)
             if target is None:
                 target = self._refs[ref] = _resolve(self.root, ref)
-            yield from self.problems(value, target, where)
+            self.collect(value, target, where, out)
         if "type" in schema and not _is_type(value, schema["type"]):
-            yield self._own(schema, "type", where, f"expected {_describe(schema)}, got "
-                            f"{_json_type(value)}")  # fmt: skip
+            self._own(out, schema, where, f"expected {_describe(schema)}, got {_json_type(value)}")
             return  # nothing else can be judged on a value of the wrong kind
         if "enum" in schema and not any(_same(value, v) for v in schema["enum"]):
-            yield self._own(schema, "enum", where, f"{_name(where)} must be {_describe(schema)}")
+            self._own(out, schema, where, f"{_name(where)} must be {_describe(schema)}")
         if "const" in schema and not _same(value, schema["const"]):
-            yield self._own(schema, "const", where, f"{_name(where)} must be {_describe(schema)}")
+            self._own(out, schema, where, f"{_name(where)} must be {_describe(schema)}")
         # The value's own shape, then the alternatives, then its members, then the
         # conditional parts: the first problem is the one the loader would name first.
         if isinstance(value, dict):
-            yield from self._object(value, schema, where)
+            self._object(value, schema, where, out)
         elif isinstance(value, list) and "minItems" in schema and len(value) < schema["minItems"]:
-            yield self._own(schema, "minItems", where,
-                            f"needs at least {schema['minItems']} item(s)")  # fmt: skip
+            self._own(out, schema, where, f"needs at least {schema['minItems']} item(s)")
         elif isinstance(value, int | float) and not isinstance(value, bool):
-            yield from self._number(value, schema, where)
+            self._number(value, schema, where, out)
         elif isinstance(value, str) and "pattern" in schema:
             pattern = self._patterns.setdefault(schema["pattern"], re.compile(schema["pattern"]))
             if not pattern.search(value):
-                yield self._own(
-                    schema, "pattern", where, f"{_name(where)} must match {schema['pattern']}"
-                )
-        yield from self._alternatives(value, schema, where)
-        yield from self._members(value, schema, where)
-        for sub in schema.get("allOf", ()):
-            yield from self.problems(value, sub, where)
+                self._own(out, schema, where, f"{_name(where)} must match {schema['pattern']}")
+        self._alternatives(value, schema, where, out)
+        # allOf: plain parts with the value's own checks; conditional parts (a protocol's or
+        # a fault type's keys) after the members, so a problem is named in the loader's order.
+        parts = schema.get("allOf", ())
+        for sub in parts:
+            if not (isinstance(sub, dict) and "if" in sub):
+                self.collect(value, sub, where, out)
+        self._members(value, schema, where, out)
+        for sub in parts:
+            if isinstance(sub, dict) and "if" in sub:
+                self.collect(value, sub, where, out)
         if "if" in schema:
             branch = "then" if self._holds(value, schema["if"], where) else "else"
             if branch in schema:
-                yield from self.problems(value, schema[branch], where)
+                self.collect(value, schema[branch], where, out)
 
     def valid(self, value: Any, schema: Any, where: str) -> bool:
-        return next(iter(self.problems(value, schema, where)), None) is None
+        found: list[SchemaProblem] = []
+        self.collect(value, schema, where, found)
+        return not found
 
     def _holds(self, value: Any, condition: Any, where: str) -> bool:
         """An ``if``; the tag test ``{"required": [k], "properties": {k: {"const": v}}}``
@@ -121,64 +127,64 @@ class _Validator:
         key, wanted = tag
         return not isinstance(value, dict) or (key in value and _same(value[key], wanted))
 
-    def _object(self, value: dict[Any, Any], schema: Any, where: str) -> Iterator[SchemaProblem]:
+    def _object(
+        self, value: dict[Any, Any], schema: Any, where: str, out: list[SchemaProblem]
+    ) -> None:
         props = schema.get("properties", {})
         extra = schema.get("additionalProperties", True)
         unknown = sorted(k for k in value if k not in props)
         if extra is False and unknown:  # first: a misspelt key is also a "missing" one
             known = f" (known: {', '.join(sorted(props))})" if props else ""
-            yield self._own(
-                schema, "additionalProperties", where, f"unknown key(s) {', '.join(unknown)}{known}"
+            self._own(
+                out,
+                schema,
+                where,
+                f"unknown key(s) {', '.join(unknown)}{known}",
             )
         for key in schema.get("required", ()):
             if key not in value:
                 wanted = props.get(key)
                 hint = f" (expected {_describe(wanted)})" if isinstance(wanted, dict) else ""
-                yield self._own(schema, "required", _join(where, key), f"{key} is missing{hint}")
+                self._own(out, schema, _join(where, key), f"{key} is missing{hint}")
         if "minProperties" in schema and len(value) < schema["minProperties"]:
-            yield self._own(schema, "minProperties", where,
-                            f"needs at least {schema['minProperties']} key(s)")  # fmt: skip
+            self._own(out, schema, where, f"needs at least {schema['minProperties']} key(s)")
 
-    def _members(self, value: Any, schema: Any, where: str) -> Iterator[SchemaProblem]:
+    def _members(self, value: Any, schema: Any, where: str, out: list[SchemaProblem]) -> None:
         if isinstance(value, list) and "items" in schema:
             for i, item in enumerate(value):
-                yield from self.problems(item, schema["items"], f"{where}/{i}")
+                self.collect(item, schema["items"], f"{where}/{i}", out)
         if not isinstance(value, dict):
             return
         props = schema.get("properties", {})
         for key, sub in props.items():  # in the schema's order: the loader's order
             if key in value:
-                yield from self.problems(value[key], sub, _join(where, key))
+                self.collect(value[key], sub, _join(where, key), out)
         extra = schema.get("additionalProperties", True)
         if isinstance(extra, dict):
             for key in sorted(k for k in value if k not in props):
-                yield from self.problems(value[key], extra, _join(where, key))
+                self.collect(value[key], extra, _join(where, key), out)
 
-    def _number(self, value: float, schema: Any, where: str) -> Iterator[SchemaProblem]:
+    def _number(self, value: float, schema: Any, where: str, out: list[SchemaProblem]) -> None:
         if "minimum" in schema and value < schema["minimum"]:
-            yield self._own(schema, "minimum", where,
-                            f"{_name(where)} must be at least {schema['minimum']}")  # fmt: skip
+            self._own(out, schema, where, f"{_name(where)} must be at least {schema['minimum']}")
         if "maximum" in schema and value > schema["maximum"]:
-            yield self._own(schema, "maximum", where,
-                            f"{_name(where)} must be at most {schema['maximum']}")  # fmt: skip
+            self._own(out, schema, where, f"{_name(where)} must be at most {schema['maximum']}")
 
-    def _alternatives(self, value: Any, schema: Any, where: str) -> Iterator[SchemaProblem]:
+    def _alternatives(self, value: Any, schema: Any, where: str, out: list[SchemaProblem]) -> None:
         if "oneOf" in schema:
             hits = sum(self.valid(value, sub, where) for sub in schema["oneOf"])
             if hits != 1:
                 many = "none" if not hits else "more than one"
-                yield self._own(schema, "oneOf", where, f"matches {many} of the allowed forms")
+                self._own(out, schema, where, f"matches {many} of the allowed forms")
         if "anyOf" in schema and not any(self.valid(value, s, where) for s in schema["anyOf"]):
-            yield self._own(schema, "anyOf", where, "matches none of the allowed forms")
+            self._own(out, schema, where, "matches none of the allowed forms")
         if "not" in schema and self.valid(value, schema["not"], where):
-            yield self._own(schema, "not", where, f"{_name(where)} has a form not allowed here")
+            self._own(out, schema, where, f"{_name(where)} has a form not allowed here")
 
     @staticmethod
-    def _own(schema: Any, keyword: str, where: str, default: str) -> SchemaProblem:
-        custom = schema.get("errorMessage")
-        if isinstance(custom, dict):
-            custom = custom.get(keyword)
-        return SchemaProblem(where, custom if isinstance(custom, str) else default)
+    def _own(out: list[SchemaProblem], schema: Any, where: str, text: str) -> None:
+        """A failure of one of ``schema``'s own keywords (its ``errorMessage``, if any)."""
+        out.append(SchemaProblem(where, schema.get("errorMessage", text)))
 
 
 def _tag(condition: Any) -> tuple[str, Any] | None:
@@ -202,6 +208,8 @@ def _check_schema(node: Any, root: Mapping[str, Any], where: str) -> None:
     unknown = set(node) - _KEYWORDS - _ANNOTATIONS
     if unknown:
         raise ValueError(f"{where}: keyword(s) {', '.join(sorted(unknown))} not implemented")
+    if not isinstance(node.get("errorMessage", ""), str):
+        raise ValueError(f"{where}: errorMessage is a string (as editors read it)")
     if "$ref" in node:
         _resolve(root, node["$ref"])
     subs = [node[k] for k in ("items", "not", "if", "then", "else") if k in node]
@@ -312,7 +320,9 @@ def problems(document: Any, schema: Mapping[str, Any] | None = None) -> list[Sch
     Raises ``ValueError`` for a schema using a keyword this validator does not implement.
     """
     check = validator() if schema is None else _Validator(schema)
-    return list(check.problems(document, check.root, ""))
+    found: list[SchemaProblem] = []
+    check.collect(document, check.root, "", found)
+    return found
 
 
 def check_document(document: Any, path: str | None, error: Callable[..., Exception]) -> Any:
@@ -322,9 +332,10 @@ def check_document(document: Any, path: str | None, error: Callable[..., Excepti
     ``error(message, path=path, location=pointer)`` (the loader passes its
     :class:`~callgate.mock.ScriptError`) for the first problem.
     """
-    found = next(iter(validator().problems(document, validator().root, "")), None)
-    if found is not None:
-        raise error(found.message, path=path, location=found.location)
+    found: list[SchemaProblem] = []
+    validator().collect(document, validator().root, "", found)
+    if found:
+        raise error(found[0].message, path=path, location=found[0].location)
     if isinstance(document, dict) and "$schema" in document:
         return {k: v for k, v in document.items() if k != "$schema"}
     return document
