@@ -1,4 +1,4 @@
-"""The ``callgate`` command: ``demo``, ``serve`` and ``check``."""
+"""The ``callgate`` command: ``demo``, ``serve``, ``check`` and ``script check``."""
 
 from __future__ import annotations
 
@@ -78,6 +78,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ._recording_cli import register
 
     register(sub, serve=serve, check=check)  # record, drift, serve --recordings, check --drift
+    from ._script_cli import register as register_script
+
+    register_script(sub)  # script check FILE..., script schema
     args = parser.parse_args(argv)
     try:
         code: int = args.func(args)

@@ -133,7 +133,7 @@ def request(**extra: Any) -> dict[str, Any]:
             "defined twice",
         ),
         ({"hosted": HOSTED, "text": "[x](cite:nope)"}, "marker 'nope'"),
-        ({"billable_web_requests": -1}, "non-negative int or null"),
+        ({"billable_web_requests": -1}, "billable_web_requests must be at least 0"),
     ],
 )
 def test_bad_hosted_steps_are_refused_at_load(respond: dict[str, Any], problem: str) -> None:

@@ -62,6 +62,7 @@ from .._digest import canonical_bytes
 from .._errors import CallgateError, UsageError
 from .._json import loads_strict
 from ..contracts import CURRENT_REVISION, REVISIONS
+from . import _schema
 from ._providers import PROTOCOLS, provider
 
 __all__ = [
@@ -261,6 +262,7 @@ def _encodable(text: str) -> bool:
 
 
 def _parse_script(obj: Any, path: str | None) -> Script:
+    obj = _schema.check_document(obj, path, ScriptError)  # the schema first, then the rest
     ctx = _Ctx(path)
     top = ctx.obj(obj, "", {"seed", "baseline", "validation", "conversations", "turns"})
     validation = ctx.obj(top.get("validation", {}), "/validation")
