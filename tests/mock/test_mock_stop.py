@@ -59,3 +59,39 @@ def test_stop_returns_and_leaves_no_thread_with_a_paced_stream_in_flight() -> No
     (entry,) = server.journal.entries()
     assert entry.outcome == "matched"
     assert entry.response.startswith("event: response.created")  # what was sent, journaled
+
+
+def test_stop_closes_an_idle_keep_alive_connection_and_the_port() -> None:
+    script = ScriptBuilder(seed=1).turn("openai_responses", text="hi").build()
+    server = MockServer(script).start()
+    url = f"{server.openai_base_url}/responses"
+    body = {"model": "m", "input": "x"}
+    with httpx.Client(headers=AUTH["openai_responses"], timeout=10) as client:
+        assert client.post(url, json=body).status_code == 200  # the connection stays open
+        server_thread = server._thread
+        server.stop()
+        assert server_thread is not None
+        assert not server_thread.is_alive()
+        try:
+            client.post(url, json=body)
+        except httpx.TransportError:
+            pass  # the kept connection was closed and nothing listens any more
+        else:  # pragma: no cover - the assertion below names the failure
+            raise AssertionError("a stopped server answered")
+    (entry,) = server.journal.entries()
+    assert entry.outcome == "matched"
+
+
+def test_a_stopped_server_starts_and_serves_again() -> None:
+    script = ScriptBuilder(seed=1).turn("openai_responses", text="hi").build()
+    server = MockServer(script)
+    for _ in range(2):
+        with server:
+            answer = httpx.post(
+                f"{server.openai_base_url}/responses",
+                json={"model": "m", "input": "x"},
+                headers=AUTH["openai_responses"],
+                timeout=10,
+            )
+            assert answer.status_code == 200
+        server.reset()

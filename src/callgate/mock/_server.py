@@ -92,7 +92,7 @@ class MockServer:
         config = uvicorn.Config(
             self.app, log_level="warning", lifespan="off", access_log=False, ws="none"
         )
-        self._server = server = uvicorn.Server(config)
+        self._server = server = _Server(config)
 
         def run() -> None:
             with asyncio.Runner(loop_factory=_loop_factory()) as runner:
@@ -111,20 +111,17 @@ class MockServer:
 
     def stop(self) -> None:
         """Stop serving: open responses get a short grace period, then the ones still
-        running (a paced or held stream) are cancelled; the server thread is joined."""
-        server, thread = self._server, self._thread
+        running (a paced or held stream) are cancelled; the server thread is joined.
+        Idle, it returns as soon as the loop has closed the connections (milliseconds)."""
+        server, thread, loop = self._server, self._thread, self._loop
         self.state.closing.set()
         if server is not None:
             server.should_exit = True
-        if thread is not None:
-            thread.join(timeout=_GRACE_S)
-            loop = self._loop
-            if server is not None and loop is not None and thread.is_alive():
-                # A paced stream may sleep for long: cancel the requests still running
-                # (their streams end, their journal entries close, uvicorn closes them).
+            if loop is not None:
                 with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-                    loop.call_soon_threadsafe(_cancel_requests, server)
-                thread.join(timeout=_GRACE_S)
+                    loop.call_soon_threadsafe(server.wake)
+        if thread is not None:
+            thread.join(timeout=3 * _GRACE_S)
             if server is not None and thread.is_alive():
                 server.force_exit = True
             thread.join(timeout=10)
@@ -214,9 +211,53 @@ def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
 _GRACE_S = 0.4
 
 
-def _cancel_requests(server: uvicorn.Server) -> None:
-    for task in list(server.server_state.tasks):
-        task.cancel()
+class _Server(uvicorn.Server):
+    """uvicorn's server, told to stop at once rather than polled every 100 ms, with a
+    shutdown that waits for open responses only as long as they take.
+
+    A response still running after the grace period (a paced or held stream that may
+    sleep for long) is cancelled: its stream ends, its journal entry closes, and uvicorn
+    closes the connection.
+    """
+
+    _woken: asyncio.Event | None = None
+
+    def wake(self) -> None:
+        """Called on the server's loop once ``should_exit`` is set."""
+        if self._woken is not None:
+            self._woken.set()
+
+    async def main_loop(self) -> None:
+        self._woken = asyncio.Event()
+        while not await self.on_tick(0):  # tick 0 refreshes the Date header
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._woken.wait(), 1.0)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        for listener in self.servers:
+            listener.close()
+        state = self.server_state
+        for connection in list(state.connections):
+            connection.shutdown()  # idle keep-alive connections close now
+        if not await self._settled(_GRACE_S):
+            for task in list(state.tasks):
+                task.cancel()
+            await self._settled(_GRACE_S)
+        for listener in self.servers:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(listener.wait_closed(), _GRACE_S)
+        if not self.force_exit:
+            await self.lifespan.shutdown()
+
+    async def _settled(self, seconds: float) -> bool:
+        """Wait until every connection and request task is gone, or ``seconds`` passed."""
+        state = self.server_state
+        deadline = time.monotonic() + seconds
+        while (state.connections or state.tasks) and not self.force_exit:
+            if time.monotonic() > deadline:
+                return False
+            await asyncio.sleep(0.001)
+        return True
 
 
 def _bind(host: str, port: int) -> socket.socket:
