@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import uvicorn
 
 from .._errors import UsageError
+from . import _sessions
 from ._app import MAX_BODY_BYTES, create_app, host_is_loopback
 from ._journal import MAX_ENTRIES, MAX_PER_TEST, Journal
 from ._script import Script
@@ -77,7 +78,7 @@ class MockServer:
         )
         self._host = host
         self._port = port
-        self._server: uvicorn.Server | None = None
+        self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -172,6 +173,30 @@ class MockServer:
         return f"{self.url}/gemini"
 
     # -- what happened --------------------------------------------------------------------
+
+    # -- registered sessions ----------------------------------------------------------------
+
+    def register(self, test_id: str, script: Script, *, default: bool = False) -> dict[str, Any]:
+        """Serve ``script`` to the requests with ``test_id`` from a fresh session of its own
+        until :meth:`drop` (also ``POST /_callgate/sessions/{test_id}``); ``default=True``
+        sends requests without an ``x-callgate-test-id`` header there too. Returns the
+        session's status object (see :meth:`status`). Raises
+        :class:`~callgate.mock.ScriptError` for a script the server cannot serve and
+        :class:`UsageError` when the id is registered or ``max_sessions`` are."""
+        answer = _sessions.register(self.state, test_id, script)
+        if default:
+            self.state.default_test_id = test_id
+        return answer
+
+    def drop(self, test_id: str) -> dict[str, Any]:
+        """Unregister ``test_id``, forgetting its session, journal entries and mismatches;
+        returns its final status object. Raises :class:`UsageError` if not registered."""
+        return _sessions.drop(self.state, test_id)
+
+    def status(self, test_id: str | None = None) -> dict[str, Any]:
+        """``GET /_callgate/status``: ``{"done", "sessions": [...]}``, per session the turns
+        served and left, the mismatches, and whether it is done."""
+        return _sessions.status(self.state, test_id)
 
     def reset(self, test_id: str | None = None) -> None:
         """Forget every session (cursors, stored objects, runtime faults), mismatch and
