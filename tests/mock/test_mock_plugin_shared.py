@@ -6,9 +6,14 @@ Like ``test_mock_plugin``, each test writes a user's suite and runs pytest on it
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
-from .test_mock_plugin import _write_weather, run
+import callgate
+
+from .test_mock_plugin import _plugin_args, _write_weather, run
 
 pytest_plugins = ["pytester"]
 
@@ -172,3 +177,38 @@ def test_a_test_id_no_session_has_is_named_with_the_fix(pytester: pytest.Pyteste
             "of callgate_server.headers(test_id='mine')*",
         ]
     )
+
+
+XDIST_SUITE = """
+import os
+
+import pytest
+
+pytestmark = pytest.mark.callgate_script("scripts/weather.json")
+
+
+@pytest.mark.parametrize("n", range(8))
+def test_loop(callgate_server, n):
+    assert ask(callgate_server.openai_client(), False) == "It is sunny in Paris."
+    worker = os.environ["PYTEST_XDIST_WORKER"]
+    with open(f"seen-{worker}-{n}.txt", "w") as out:
+        out.write(callgate_server.url)
+"""
+
+
+def test_each_xdist_worker_runs_one_server(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("xdist")
+    # The workers import the callgate this test imported (PYTHONPATH may be relative).
+    here = str(Path(callgate.__file__).resolve().parents[1])
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([here, os.environ.get("PYTHONPATH", "")]))
+    _write_weather(pytester, XDIST_SUITE)
+    result = pytester.runpytest_subprocess(*_plugin_args(), "-n", "2", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=8)
+    seen: dict[str, set[str]] = {}
+    for path in pytester.path.glob("seen-*.txt"):
+        seen.setdefault(path.name.split("-")[1], set()).add(path.read_text())
+    assert sorted(seen) == ["gw0", "gw1"]
+    assert all(len(urls) == 1 for urls in seen.values()), seen  # one server per worker
+    assert len(set.union(*seen.values())) == 2
