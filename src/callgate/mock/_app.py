@@ -129,7 +129,7 @@ def _match_and_send(call: _Call) -> Response:
         body = provider(call.protocol).error_body(400, message)
         entry.close(400, body, "mismatch", outcome.location, outcome.problems)
         return JSONResponse(body, status_code=400)
-    _store.record(state, session, call.protocol, outcome)
+    record = _store.record(state, session, call.protocol, outcome)
     rendered = outcome.rendered
     location = outcome.turn.location
     headers = {"request-id": rendered.response_id}
@@ -144,6 +144,8 @@ def _match_and_send(call: _Call) -> Response:
             plan.body, media_type="text/event-stream", headers={**SSE_HEADERS, **headers}
         )
 
+    record.in_flight = True  # until its last byte (a paced stream takes a while)
+
     async def stream() -> AsyncIterator[bytes]:
         sent: list[bytes] = []
         try:
@@ -151,6 +153,8 @@ def _match_and_send(call: _Call) -> Response:
                 sent.append(frame)
                 yield frame
         finally:
+            with state.lock:
+                record.in_flight = False
             text = b"".join(sent).decode("utf-8", "replace")
             entry.close(200, text, "matched", location)
 
@@ -190,7 +194,10 @@ def _endpoint(protocol: str, auth: Callable[[Request], Reply | None], limit: int
         if not isinstance(body, dict):
             reply = Reply(400, error_body(400, "body must be a JSON object"))
             return reply_response(entry, reply, "rejected")
-        call.body = body if adapt is None else adapt(request, body)
+        adapted = body if adapt is None else adapt(request, body)
+        if isinstance(adapted, Reply):
+            return reply_response(entry, adapted, "rejected")
+        call.body = adapted
         for stage in _STAGES:
             response = stage(call)
             if response is not None:

@@ -65,18 +65,23 @@ def render(
     baseline: str = CURRENT_REVISION,
     model: str | None = None,
     stored: bool = True,
+    options: tuple[str, ...] = (),
 ) -> Rendered:
     """Render ``turn`` as a stream (``stream=True``) or a JSON body.
 
     ``model`` is echoed in the response (the request's model); without it the turn's
     expected model, else ``"callgate-mock-model"``. ``stored=False`` (the request said
     ``store: false``) renders a Gemini interaction without its id, as the API does;
-    ``response_id`` stays the mock's own key for it.
+    ``response_id`` stays the mock's own key for it. ``options`` are the request options
+    the provider renders by (its ``render_options``; OpenAI's ``include``).
     """
     ids = _Ids(seed, conversation, turn_number)
     echo = model if isinstance(model, str) and model else _model(turn)
     wire = provider(turn.protocol)
-    done = wire.render(turn, ids, stream, echo, stored, baseline)
+    if options and wire.render_with is not None:
+        done = wire.render_with(turn, ids, stream, echo, stored, baseline, options)
+    else:
+        done = wire.render(turn, ids, stream, echo, stored, baseline)
     events = done.events
     if "disconnect_after" in turn.respond:
         events = events[: turn.respond["disconnect_after"]]

@@ -214,6 +214,7 @@ class MockState:
                 body.get("stream") is True,
                 model if isinstance(model, str) else None,
                 body.get("store") is not False,
+                provider(protocol).render_options(body),
             )
             served = Served(session.test_id, conversation, conv.cursor, turn, rendered, body)
             conv.cursor += 1
@@ -229,11 +230,12 @@ class MockState:
         stream: bool,
         model: str | None,
         stored: bool = True,
+        options: tuple[str, ...] = (),
     ) -> Rendered:
         # A rendered turn depends only on these (seed and baseline are the script's), and
         # every session replays the same script: render each once. Rendered turns are
         # never changed in place (the store copies before it edits), so sharing is safe.
-        key = (conversation, number, stream, model, stored)
+        key = (conversation, number, stream, model, stored, options)
         memo, script = session.memo, session.script
         found = memo.get(key)
         if found is None:
@@ -248,6 +250,7 @@ class MockState:
                 baseline=script.baseline,
                 model=model,
                 stored=stored,
+                options=options,
             )
         return found
 
