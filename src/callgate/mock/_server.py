@@ -42,7 +42,9 @@ class MockServer:
     ``journal_max_entries`` / ``journal_max_per_test`` (oldest entries dropped and counted),
     ``max_sessions`` (least recently used test id forgotten). Requests must name a loopback
     ``Host``, the bound address or one of ``allowed_hosts`` (else HTTP 403); binding a
-    non-loopback address warns. :meth:`reset` forgets everything or one test id.
+    non-loopback address warns. :meth:`reset` forgets everything or one test id;
+    :meth:`register` / :meth:`drop` give a test id a script of its own, :meth:`status`
+    says per session what was served and what is left.
     """
 
     replay: ReplayApp | None = None  # set by from_recordings
