@@ -51,8 +51,9 @@ test: lint typecheck
 # The official-SDK conformance tests again, against the 2026-07-21 baseline SDKs.
 BASELINE_TESTS = tests/mock/test_mock_sdk_conformance.py tests/mock/test_mock_ggc_sdk_conformance.py \
   tests/mock/test_mock_hosted_openai_sdk.py \
-  tests/mock/test_mock_hosted_anthropic_sdk.py \
-  tests/test_cli_serve_urls.py tests/mock/test_mock_sessions.py
+  tests/mock/test_mock_hosted_anthropic_sdk.py
+BASELINE_TESTS += tests/mock/test_mock_hosted_interactions_sdk.py tests/gemini_interactions/test_hosted_sdk_fields.py
+BASELINE_TESTS += tests/test_cli_serve_urls.py tests/mock/test_mock_sessions.py
 test-baseline: $(BSTAMP)
 	$(BASE)/bin/python -m pytest $(BASELINE_TESTS)
 	$(BASE)/bin/python -O -W error -m pytest $(BASELINE_TESTS)

@@ -98,10 +98,20 @@ def test_body_unknown_step_and_mcp_per_baseline() -> None:
         "server_name": "s",
         "arguments": {},
     }
-    turn = parse_interaction(body("completed", steps=[mcp]), source="create")
-    assert turn.calls == ()
+    # The MCP server pair is in both baselines' step unions (2.12.1 decodes 17 step types,
+    # 3.6.1 23); the retrieval pair only in 2026-11's.
+    for baseline in ("2026-11", "2026-07-21"):
+        turn = parse_interaction(body("completed", steps=[mcp]), source="create", baseline=baseline)
+        assert turn.calls == ()
+        assert [(c.tool, c.id, c.status) for c in turn.hosted_calls] == [
+            ("mcp_server_tool", "m", None)
+        ]
+    retrieval = {"type": "retrieval_call", "id": "r", "arguments": {"queries": ["q"]}}
+    assert parse_interaction(body("completed", steps=[retrieval]), source="create").hosted_calls
     with pytest.raises(UnsupportedProviderState):
-        parse_interaction(body("completed", steps=[mcp]), source="create", baseline="2026-07-21")
+        parse_interaction(
+            body("completed", steps=[retrieval]), source="create", baseline="2026-07-21"
+        )
 
 
 def test_body_terminal_gate_matches_the_stream() -> None:

@@ -263,18 +263,53 @@ def test_thought_with_signature_is_replayed_without_one_it_fails_closed() -> Non
 def test_opaque_step_in_a_stateless_continuation_fails_closed() -> None:
     events: list[Any] = [
         created(),
-        start(0, {"type": "code_execution_call", "id": "x", "arguments": {}}),
-        delta(0, {"type": "code_execution_call", "arguments": {"code": "1+1"}}),
+        start(0, {"type": "file_search_call", "id": "x"}),
         stop(0),
-        start(1, fcall("fc_7f3a", "get_weather", {"city": "Paris"})),
+        start(1, {"type": "file_search_result", "call_id": "x"}),
+        delta(1, {"type": "file_search_result", "result": [{"text": "chunk"}]}),
         stop(1),
+        start(2, fcall("fc_7f3a", "get_weather", {"city": "Paris"})),
+        stop(2),
         completed(),
     ]
     turn = parse_stream(sse(events))
-    assert turn.opaque == (0,)
-    with pytest.raises(ContinuationError, match="provably complete"):
+    assert turn.opaque == (1,)
+    with pytest.raises(ContinuationError, match="provably complete") as info:
         stateless(turn)
+    assert "file_search_result delta field 'result' has no pinned place" in info.value.message
     assert stateful(turn)["input"][0]["call_id"] == "fc_7f3a"  # nothing is replayed there
+
+
+def test_streamed_hosted_steps_with_pinned_deltas_are_replayed_exactly() -> None:
+    signed = {"type": "code_execution_call", "arguments": {"code": "1+1"}, "signature": "c2ln"}
+    events: list[Any] = [
+        created(),
+        start(0, {"type": "code_execution_call", "id": "x", "arguments": {}}),
+        delta(0, signed),
+        stop(0),
+        start(1, {"type": "code_execution_result", "call_id": "x", "result": "2"}),
+        stop(1),
+        start(2, fcall("fc_7f3a", "get_weather", {"city": "Paris"})),
+        stop(2),
+        completed(),
+    ]
+    turn = parse_stream(sse(events))
+    assert turn.opaque == ()
+    replayed = stateless(turn)["input"]
+    assert replayed[1] == {
+        "type": "code_execution_call",
+        "id": "x",
+        "arguments": {"code": "1+1"},
+        "signature": "c2ln",
+    }
+    assert replayed[2] == {"type": "code_execution_result", "call_id": "x", "result": "2"}
+    assert [s["type"] for s in replayed] == [
+        "user_input",
+        "code_execution_call",
+        "code_execution_result",
+        "function_call",
+        "function_result",
+    ]
 
 
 def test_create_snapshot_is_supplemented_exactly_once() -> None:

@@ -88,8 +88,8 @@ def test_gemini_audit_step_stop_extra_step_is_ignored() -> None:
 
 
 def test_gemini_audit_hosted_delta_merge_cannot_turn_a_step_into_a_call() -> None:
-    # Hosted-tool deltas are merged key by key into their own step (apply_merge); the
-    # step's type is never taken from them, so no function_call can appear this way.
+    # A hosted delta never sets the step's type; one that contradicts the arguments the
+    # step started with fails closed, and nothing is released.
     hosted = {"type": "google_search_call", "id": "gs1", "arguments": {"queries": ["q"]}}
     planted = {
         "type": "google_search_call",
@@ -107,12 +107,20 @@ def test_gemini_audit_hosted_delta_merge_cannot_turn_a_step_into_a_call() -> Non
         stop(1),
         completed("requires_action"),
     ]
+    with pytest.raises(SequenceError, match="conflict") as info:
+        parse_stream(sse(events))
+    assert info.value.turn is not None
+    assert info.value.turn.calls == ()
+    # Undeclared fields alone are merged (nothing lost) but leave the step opaque.
+    del planted["arguments"]
     turn = both(events)
     assert [c.call_id for c in turn.calls] == ["c1"]
     assert turn.steps[0]["type"] == "google_search_call"
+    assert turn.opaque == (0,)
+    assert "'name'" in turn.opaque_reasons[0]
 
 
-def test_gemini_audit_hosted_delta_merge_alone_releases_nothing() -> None:
+def test_gemini_audit_hosted_delta_cannot_rename_its_step() -> None:
     hosted = {"type": "google_search_call", "id": "gs1", "arguments": {"queries": ["q"]}}
     events: Events = [
         created(),
@@ -121,6 +129,9 @@ def test_gemini_audit_hosted_delta_merge_alone_releases_nothing() -> None:
         stop(0),
         completed("requires_action"),
     ]
+    with pytest.raises(SequenceError, match="names another id"):
+        parse_stream(sse(events))
+    events[2] = delta(0, {"type": "google_search_call", "name": "f"})
     with pytest.raises(UnsupportedProviderState, match="without a pending function_call"):
         parse_stream(sse(events))
 

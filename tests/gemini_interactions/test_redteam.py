@@ -318,8 +318,13 @@ def test_mcp_step_under_current_baseline_is_a_non_client_step() -> None:
     assert turn.calls == ()
 
 
-def test_mcp_step_under_stable_v1_baseline_fails_closed() -> None:
-    fails(UnsupportedProviderState, [created(), start(0, MCP_CALL)], baseline="2026-07-21")
+def test_mcp_step_under_the_2026_07_21_baseline_is_a_non_client_step_too() -> None:
+    """google-genai 2.12.1 decodes the MCP server pair (17 step types), so that baseline
+    knows it; what it does not know (retrieval, tool_search, processing) fails closed."""
+    events: Events = [created(), start(0, MCP_CALL), stop(0), completed("completed")]
+    assert run(events, baseline="2026-07-21").calls == ()
+    retrieval = {"type": "retrieval_call", "id": "r", "arguments": {}}
+    fails(UnsupportedProviderState, [created(), start(0, retrieval)], baseline="2026-07-21")
 
 
 def test_mcp_requires_action_is_not_a_client_call() -> None:
@@ -336,7 +341,9 @@ def test_input_steps_in_a_streamed_model_turn_are_refused(kind: str) -> None:
     fails(SequenceError, [created(), start(0, step)])
 
 
-def test_hosted_step_with_deltas_is_kept_but_marked_opaque() -> None:
+def test_hosted_step_with_a_pinned_delta_and_annotations_is_provably_complete() -> None:
+    """A hosted delta of the step's own type whose fields the step declares, and an
+    annotation after the text it annotates, assemble exactly: nothing is opaque."""
     events: Events = [
         created(),
         start(0, {"type": "code_execution_call", "id": "x", "arguments": {}}),
@@ -349,11 +356,36 @@ def test_hosted_step_with_deltas_is_kept_but_marked_opaque() -> None:
         completed("completed"),
     ]
     turn = run(events)
-    assert turn.opaque == (0, 1)
+    assert turn.opaque == ()
     assert turn.steps[0]["arguments"] == {"code": "print(1)"}
     assert turn.steps[1]["content"] == [
         {"type": "text", "text": "see", "annotations": [{"type": "url_citation"}]}
     ]
+    assert [(c.tool, c.id, c.status) for c in turn.hosted_calls] == [("code_execution", "x", None)]
+    assert [(c.kind, c.source, c.start, c.end) for c in turn.citations] == [
+        ("url_citation", None, None, None)
+    ]
+
+
+def test_hosted_delta_without_a_place_on_the_step_is_kept_but_opaque() -> None:
+    events: Events = [
+        created(),
+        start(0, {"type": "file_search_call", "id": "f"}),
+        stop(0),
+        start(1, {"type": "file_search_result", "call_id": "f"}),
+        delta(1, {"type": "file_search_result", "result": [{"text": "chunk"}]}),
+        stop(1),
+        start(2, {"type": "model_output"}),
+        delta(2, {"type": "text_annotation_delta", "annotations": [{"type": "file_citation"}]}),
+        delta(2, {"type": "text", "text": "x"}),
+        stop(2),
+        completed("completed"),
+    ]
+    turn = run(events)
+    assert turn.opaque == (1, 2)
+    assert "file_search_result delta field 'result'" in turn.opaque_reasons[0]
+    assert "before any text" in turn.opaque_reasons[1]
+    assert turn.steps[1]["result"] == [{"text": "chunk"}]  # kept, nothing lost
 
 
 # -- terminal statuses -------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Step validation, the per-step accumulation of streamed deltas, and event-id dedup.
+"""Step validation and the per-step accumulation of streamed deltas.
 
 One :class:`StepAccumulator` exists per open ``index`` (never a "current call" variable,
 so interleaved parallel calls cannot bleed into each other). Deltas are routed through a
@@ -14,34 +14,29 @@ Assembly callgate implements exactly (the step stays *provably complete*):
 - ``model_output`` + ``text`` (consecutive texts form one text block) and
   ``image``/``audio``/``video``/``document`` (appended as content blocks).
 
-Anything else that a baseline allows (annotations, hosted tool deltas, deltas onto a
-``model_output`` whose ``step.start`` already held content) is merged best-effort and the
-step is marked *opaque*: it is kept for inspection but never replayed by a builder.
+- ``model_output`` + ``text_annotation_delta``: the annotations join the text block being
+  streamed; their byte offsets are checked against that block's final text at ``step.stop``.
+- hosted call/result steps + one delta of their own type: the fields the step declares
+  are merged (:func:`._hosted.merge_delta`).
 
-Event-id dedup (:class:`EventIds`): ``event_id`` is a resume token, so a client that
-resumes may see an event twice. The same id with an equal decoded payload (key order and
-spacing ignored) is skipped; with another payload it is a :class:`~callgate.SequenceError`.
-Each seen id keeps the 16-byte BLAKE2b digest of its event's canonical JSON (the bytes of
-:func:`callgate.canonical_bytes`), never the text; an id longer than
-:data:`MAX_KEPT_ID_CHARS` is keyed by its own digest, so memory per id is constant. A
-digest collision cannot release anything the stream did not carry: a false "same payload"
-drops an event (which the sender could simply not have sent), a false "another payload"
-fails closed.
+Anything else that a baseline allows (an annotation before any text, a hosted delta field
+with no place on the step, deltas onto a ``model_output`` whose ``step.start`` already held
+content) is merged best-effort and the step is marked *opaque*, with the reason
+(``Turn.opaque_reasons``): it is kept for inspection but never replayed by a builder.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from hashlib import blake2b
 from typing import Any
 
 from .._errors import LimitExceededError, SchemaError, SequenceError, UnsupportedProviderState
 from .._json import loads_strict
 from .._limits import Limits
-from ._events import DELTA_TARGETS, STEP_ID_KEY, baseline_deltas, baseline_steps
+from ._events import DELTA_TARGETS, HOSTED_STEPS, STEP_ID_KEY, baseline_deltas, baseline_steps
+from ._hosted import check_annotations, check_hosted_fields, merge_delta
 
-__all__ = ["MAX_KEPT_ID_CHARS", "EventIds", "StepAccumulator", "check_step", "delta_routes"]
+__all__ = ["StepAccumulator", "check_step", "delta_routes"]
 
 
 def check_step(step: Any, known: frozenset[str], baseline: str) -> str:
@@ -72,6 +67,7 @@ def check_step(step: Any, known: frozenset[str], baseline: str) -> str:
             raise SchemaError("function_call step needs a non-empty string 'name'")
     elif kind == "function_result" and "result" not in step:
         raise SchemaError("function_result step needs a 'result'")
+    check_hosted_fields(step, kind, baseline)
     return kind
 
 
@@ -90,9 +86,11 @@ class StepAccumulator:
 
     __slots__ = (
         "args_parts",
+        "baseline",
         "content",
         "kind",
         "limits",
+        "merged",
         "nbytes",
         "opaque",
         "position",
@@ -101,6 +99,7 @@ class StepAccumulator:
         "start_args",
         "step",
         "text_chars",
+        "why",
     )
 
     def __init__(
@@ -110,13 +109,17 @@ class StepAccumulator:
         position: int,
         routes: dict[str, _Apply],
         limits: Limits,
+        baseline: str,
     ) -> None:
         self.step = step
         self.kind = kind
         self.position = position
         self.routes = routes
         self.limits = limits
+        self.baseline = baseline
         self.opaque = False
+        self.why = ""
+        self.merged: set[str] = set()
         self.args_parts: list[str] = []
         self.nbytes = 0
         self.sig_parts: list[str] = []
@@ -198,11 +201,18 @@ class StepAccumulator:
         self._count_text(signature)
         self.sig_parts.append(signature)
 
+    def _mark(self, why: str) -> None:
+        if not self.opaque:
+            self.opaque, self.why = True, why
+
     def _blocks(self) -> list[Any]:
         if self.content is None:
             self.content = []
             if self.step.get("content"):
-                self.opaque = True  # how deltas extend a non-empty start is not pinned
+                self._mark(
+                    "deltas extend a model_output whose step.start already held content: "
+                    "how they combine is not pinned"
+                )
         return self.content
 
     def apply_text(self, delta: dict[str, Any]) -> None:
@@ -219,25 +229,25 @@ class StepAccumulator:
         self._blocks().append(delta)
 
     def apply_annotation(self, delta: dict[str, Any]) -> None:
-        self.opaque = True  # which text span an annotation belongs to is not pinned
         annotations = delta.get("annotations")
         if annotations is None:
             return
-        if type(annotations) is not list:
-            raise SchemaError("text_annotation_delta.annotations must be a list")
+        check_annotations(annotations, "", self.baseline, with_offsets=False)
         blocks = self._blocks()
         if not blocks or type(blocks[-1]) is not _Text:
+            self._mark(
+                "a text_annotation_delta before any text: the block it annotates is not pinned"
+            )
             blocks.append(_Text())
         block = blocks[-1]
         if block.annotations is None:
             block.annotations = []
         block.annotations.extend(annotations)
 
-    def apply_merge(self, delta: dict[str, Any]) -> None:
-        self.opaque = True  # hosted-tool delta semantics are not pinned: keep, never replay
-        for key, value in delta.items():
-            if key != "type":
-                self.step[key] = value
+    def apply_hosted(self, delta: dict[str, Any]) -> None:
+        why = merge_delta(self.step, self.kind, delta, self.merged, self.baseline)
+        if why is not None:
+            self._mark(why)
 
     # -- completion ------------------------------------------------------------------
 
@@ -268,6 +278,9 @@ class StepAccumulator:
                 if type(block) is _Text:
                     built: dict[str, Any] = {"type": "text", "text": "".join(block.parts)}
                     if block.annotations is not None:
+                        check_annotations(
+                            block.annotations, built["text"], self.baseline, with_offsets=True
+                        )
                         built["annotations"] = block.annotations
                     blocks.append(built)
                 else:
@@ -293,118 +306,17 @@ _BY_DELTA: dict[str, _Apply] = {
 }
 
 
+_HOSTED = frozenset(HOSTED_STEPS)
+
+
 def delta_routes(baseline: str) -> dict[str, dict[str, _Apply]]:
     """``step type -> {delta type -> apply function}`` for ``baseline``."""
     steps = baseline_steps(baseline)
     routes: dict[str, dict[str, _Apply]] = {kind: {} for kind in steps}
     for delta_type in baseline_deltas(baseline):
         for target in DELTA_TARGETS[delta_type] & steps:
-            routes[target][delta_type] = _BY_DELTA.get(delta_type, StepAccumulator.apply_merge)
+            if target in _HOSTED:
+                routes[target][delta_type] = StepAccumulator.apply_hosted
+            elif delta_type in _BY_DELTA:  # function_result: an input step, never streamed
+                routes[target][delta_type] = _BY_DELTA[delta_type]
     return routes
-
-
-# -- event-id dedup ------------------------------------------------------------------
-
-MAX_KEPT_ID_CHARS = 64
-_DIGEST_BYTES = 16
-# The canonical encoder's settings (callgate._digest). A decoded event is already strict
-# JSON (loads_strict checked its keys, numbers, strings and depth), so the canonical
-# validation walk, most of canonical_bytes' cost on a small event, is not repeated.
-_CANONICAL = json.JSONEncoder(
-    ensure_ascii=False,
-    allow_nan=False,
-    sort_keys=True,
-    separators=(",", ":"),
-    check_circular=False,
-)
-
-
-def _unencodable(value: Any) -> Any:
-    raise TypeError(f"{type(value).__name__} is not a JSON value")
-
-
-def _make_encode() -> Callable[[Any], str]:
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:  # pragma: no cover - interpreters without the C accelerator
-        return _CANONICAL.encode
-    # The accelerator JSONEncoder.encode builds on every call, made once (about a third
-    # of the time of an encode of a small event). The same arguments as _CANONICAL's.
-    chunks = make(
-        None, _unencodable, json.encoder.encode_basestring, None, ":", ",", True, False, False
-    )
-    join = "".join
-    return lambda value: join(chunks(value, 0))
-
-
-_encode = _make_encode()
-_quote = json.encoder.encode_basestring  # the canonical encoder's string writer
-
-
-def _canonical_text(obj: dict[str, Any]) -> str:
-    """``_encode(obj)``; the hot shape (exactly ``event_type``, ``event_id``, ``index`` and a
-    two-string ``delta``) as one f-string, which costs half the C encoder's per-call setup
-    and key sort. Any other shape, extra keys included, goes through the encoder."""
-    if len(obj) == 4:
-        delta, index = obj.get("delta"), obj.get("index")
-        event_type, event_id = obj.get("event_type"), obj.get("event_id")
-        if (
-            type(delta) is dict
-            and len(delta) == 2
-            and type(index) is int
-            and type(event_type) is str
-            and type(event_id) is str
-        ):
-            (k1, v1), (k2, v2) = delta.items()
-            if type(k1) is str and type(k2) is str and type(v1) is str and type(v2) is str:
-                if k2 < k1:
-                    k1, v1, k2, v2 = k2, v2, k1, v1
-                return (
-                    f'{{"delta":{{{_quote(k1)}:{_quote(v1)},{_quote(k2)}:{_quote(v2)}}},'
-                    f'"event_id":{_quote(event_id)},"event_type":{_quote(event_type)},'
-                    f'"index":{int.__repr__(index)}}}'
-                )
-    return _encode(obj)
-
-
-def _digest(data: bytes) -> bytes:
-    return blake2b(data, digest_size=_DIGEST_BYTES).digest()
-
-
-class EventIds:
-    """The ids seen in one stream, each with the digest of its event's payload."""
-
-    __slots__ = ("_seen",)
-
-    def __init__(self) -> None:
-        self._seen: dict[str | bytes, bytes] = {}
-
-    def __len__(self) -> int:
-        return len(self._seen)
-
-    def is_replay(self, event_id: str, obj: dict[str, Any], canonical: bytes | None) -> bool:
-        """Record ``event_id`` for the event ``obj``; True when it is a re-delivery.
-
-        ``canonical`` is the event's canonical JSON when the caller already has it (decoded
-        events), else ``None`` and it is computed here. Raises :class:`SequenceError` when
-        the id was seen with another payload.
-        """
-        if canonical is None:
-            try:
-                canonical = _canonical_text(obj).encode("utf-8")
-            except (
-                TypeError,
-                ValueError,
-                RecursionError,
-            ) as exc:  # only past the interpreter's bounds
-                raise SchemaError(f"event cannot be canonicalised: {exc}") from None
-        digest = _digest(canonical)
-        key: str | bytes = event_id
-        if len(event_id) > MAX_KEPT_ID_CHARS:
-            # str keys and bytes keys never compare equal, so the two kinds cannot clash.
-            key = _digest(event_id.encode("utf-8", "surrogatepass"))
-        seen = self._seen.setdefault(key, digest)
-        if seen is digest:
-            return False
-        if seen == digest:
-            return True
-        raise SequenceError(f"event_id {event_id[:100]!r} replayed with another payload")

@@ -30,6 +30,7 @@ from .._limits import DEFAULT_LIMITS, Limits
 from ..contracts import CURRENT_REVISION, REVISIONS
 from ._assembly import check_step
 from ._events import CLIENT_STEP, INPUT_STEPS, PROVIDER, baseline_steps
+from ._hosted import Pairing
 from ._turn import FunctionCall, Turn, make_turn, release_calls
 
 __all__ = ["parse_interaction", "parse_response"]
@@ -170,8 +171,10 @@ def parse_interaction(
                 observed=len(raw_steps),
             )
         known = baseline_steps(baseline)
+        pairing = Pairing()
         for position, step in enumerate(raw_steps):
             kind = check_step(step, known, baseline)
+            pairing.see(step, kind)
             if source == "create" and kind in INPUT_STEPS:
                 raise SequenceError(
                     f"a create body holds a {kind} step: it must hold model steps only"

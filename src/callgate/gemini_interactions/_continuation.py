@@ -31,6 +31,7 @@ from .._results import ToolResult, bind_results
 from ..contracts import REVISIONS
 from ._assembly import check_step
 from ._events import CLIENT_STEP, baseline_steps
+from ._hosted import Pairing
 from ._turn import ORIGINS, Turn, turn_digest
 
 __all__ = ["build_stateful_continuation", "build_stateless_continuation"]
@@ -209,12 +210,17 @@ def build_stateful_continuation(
 
 
 def _replayable(turn: Turn) -> list[dict[str, Any]]:
-    opaque = set(turn.opaque)
+    reasons = turn.opaque_reasons
+    opaque = {
+        position: reasons[n] if len(reasons) == len(turn.opaque) else "reason unknown"
+        for n, position in enumerate(turn.opaque)
+    }
     for position, step in enumerate(turn.steps):
         kind = step.get("type")
         if position in opaque:
             raise ContinuationError(
-                f"step {position} ({kind}) is not provably complete and cannot be replayed"
+                f"step {position} ({kind}) is not provably complete and cannot be replayed: "
+                f"{opaque[position]}"
             )
         if kind == "thought" and not (type(step.get("signature")) is str and step["signature"]):
             raise ContinuationError(f"thought step {position} has no signature to replay")
@@ -246,11 +252,17 @@ def _check_prior(prior: Any, baseline: str) -> list[dict[str, Any]]:
 
 
 def _check_pairing(steps: list[dict[str, Any]]) -> None:
-    """Every function_call answered by exactly one later function_result of its name."""
+    """Every function_call answered by exactly one later function_result of its name, and
+    every hosted result after its own hosted call (once)."""
     waiting: dict[str, str] = {}
     seen: set[str] = set()
+    hosted = Pairing()
     for step in steps:
         kind = step.get("type")
+        try:
+            hosted.see(step, kind)  # type: ignore[arg-type]
+        except CallgateError as exc:
+            raise ContinuationError(f"history: {exc.message}") from None
         if kind == CLIENT_STEP:
             call_id = step["id"]
             if call_id in seen:

@@ -4,12 +4,13 @@ Sources (read from the installed SDK, see ``contracts/gemini.md``):
 
 - SSE events: ``google/genai/_gaos/types/interactions/interactionsseevent.py`` (google-genai
   3.6.1; the same seven types in 2.12.1). Dispatch is by ``event_type`` inside the JSON.
-- Steps: ``_gaos/types/interactions/step.py``. google-genai 3.6.1 knows 23 step types;
-  the 2026-07-21 baseline (google-genai 2.12.1) enforces the 15 stable ``v1`` types, so its
-  MCP server steps fail closed even though that SDK release could decode them.
-- Deltas: ``_gaos/types/interactions/stepdeltadata.py`` (28 in 3.6.1; 2.12.1 had no
-  ``tool_search_*`` / ``processing_*`` deltas, and its MCP deltas target steps the
-  2026-07-21 baseline refuses).
+- Steps: ``_gaos/types/interactions/step.py``. google-genai 3.6.1 knows 23 step types,
+  the 2026-07-21 baseline (google-genai 2.12.1) 17: the 15 of the first ``v1`` release plus
+  the MCP server pair, exactly the union that SDK decodes (no ``retrieval_*``,
+  ``tool_search_*`` or ``processing_*`` steps).
+- Deltas: ``_gaos/types/interactions/stepdeltadata.py`` (28 in 3.6.1, 24 in 2.12.1: no
+  ``tool_search_*`` / ``processing_*`` deltas; its ``retrieval_*`` deltas target steps the
+  2026-07-21 baseline does not have, so they are refused there).
 - Statuses: ``_gaos/types/interactions/interaction.py`` (``InteractionStatus``).
 
 Per-event objects are deliberately *not* materialised as dataclasses: the parser routes
@@ -30,6 +31,7 @@ __all__ = [
     "DONE",
     "EVENT_TYPES",
     "FAILED_STATUSES",
+    "HOSTED_STEPS",
     "INPUT_STEPS",
     "INT32_MAX",
     "INT32_MIN",
@@ -82,9 +84,8 @@ _STABLE_STEPS = (
     "google_maps_call",
     "google_maps_result",
 )
+_MCP_STEPS = ("mcp_server_tool_call", "mcp_server_tool_result")
 _NEW_STEPS = (
-    "mcp_server_tool_call",
-    "mcp_server_tool_result",
     "retrieval_call",
     "retrieval_result",
     "tool_search_call",
@@ -96,20 +97,26 @@ _OLD, _CURRENT = REVISIONS
 
 #: Known step discriminators per contract baseline.
 STEP_TYPES: Mapping[str, frozenset[str]] = MappingProxyType(
-    {_OLD: frozenset(_STABLE_STEPS), _CURRENT: frozenset(_STABLE_STEPS + _NEW_STEPS)}
+    {
+        _OLD: frozenset(_STABLE_STEPS + _MCP_STEPS),
+        _CURRENT: frozenset(_STABLE_STEPS + _MCP_STEPS + _NEW_STEPS),
+    }
 )
+
+_ALL_STEPS = _STABLE_STEPS + _MCP_STEPS + _NEW_STEPS
 
 #: The identity key each known step requires (``id`` for calls, ``call_id`` for results).
 STEP_ID_KEY: Mapping[str, str] = MappingProxyType(
     {
-        **{name: "id" for name in _STABLE_STEPS + _NEW_STEPS if name.endswith("_call")},
-        **{name: "call_id" for name in _STABLE_STEPS + _NEW_STEPS if name.endswith("_result")},
+        **{name: "id" for name in _ALL_STEPS if name.endswith("_call")},
+        **{name: "call_id" for name in _ALL_STEPS if name.endswith("_result")},
     }
 )
 
 _CONTENT_DELTAS = ("text", "image", "audio", "video", "document", "text_annotation_delta")
 _THOUGHT_DELTAS = ("thought_summary", "thought_signature")
-_HOSTED_STABLE = tuple(name for name in _STABLE_STEPS[5:])  # hosted call/result pairs
+#: Hosted (server-run) call and result steps, every baseline's, in pair order.
+HOSTED_STEPS: tuple[str, ...] = _STABLE_STEPS[5:] + _MCP_STEPS + _NEW_STEPS
 
 #: Delta type -> the step types it may extend (current baseline).
 DELTA_TARGETS: Mapping[str, frozenset[str]] = MappingProxyType(
@@ -118,12 +125,10 @@ DELTA_TARGETS: Mapping[str, frozenset[str]] = MappingProxyType(
         **{name: frozenset({"thought"}) for name in _THOUGHT_DELTAS},
         "arguments_delta": frozenset({"function_call"}),
         "function_result": frozenset({"function_result"}),
-        **{name: frozenset({name}) for name in _HOSTED_STABLE + _NEW_STEPS},
+        **{name: frozenset({name}) for name in HOSTED_STEPS},
     }
 )
 _OLD_DELTAS = frozenset(DELTA_TARGETS) - {
-    "mcp_server_tool_call",
-    "mcp_server_tool_result",
     "tool_search_call",
     "tool_search_result",
     "processing_call",

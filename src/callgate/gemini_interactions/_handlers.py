@@ -31,6 +31,7 @@ from ._events import (
     baseline_deltas,
     baseline_steps,
 )
+from ._hosted import Pairing
 from ._turn import FunctionCall, Turn, make_turn, release_calls
 
 __all__ = ["Handlers", "check_lifecycle", "index_error"]
@@ -81,6 +82,7 @@ class Handlers:
         "n_calls",
         "opaque",
         "open",
+        "pairing",
         "result",
         "routes",
         "status",
@@ -99,7 +101,8 @@ class Handlers:
         self.usage: dict[str, Any] | None = None
         self.open: dict[int, StepAccumulator] = {}
         self.steps: list[dict[str, Any]] = []
-        self.opaque: list[int] = []
+        self.opaque: dict[int, str] = {}  # position -> why it is not provably complete
+        self.pairing = Pairing()
         self.n_calls = 0
         self.call_ids: set[str] = set()
         self.result: Turn | None = None
@@ -116,6 +119,7 @@ class Handlers:
                 origin="stream",
                 baseline=self.baseline,
                 opaque=tuple(sorted(self.opaque)),
+                opaque_reasons=tuple(self.opaque[p] for p in sorted(self.opaque)),
             )
         except UsageError as exc:  # only past the digest's own depth bound
             raise SchemaError(f"turn cannot be canonicalised: {exc.message}") from None
@@ -166,12 +170,14 @@ class Handlers:
                 )
             self.n_calls += 1
             self.call_ids.add(call_id)
+        self.pairing.see(step, kind)  # type: ignore[arg-type]
         self.open[index] = StepAccumulator(
             step,  # type: ignore[arg-type]
             kind,
             len(self.steps),
             self.routes[kind],
             limits,
+            self.baseline,
         )
         self.steps.append(step)  # type: ignore[arg-type]
 
@@ -209,7 +215,7 @@ class Handlers:
             raise index_error(index)
         self.steps[acc.position] = acc.finish()
         if acc.opaque:
-            self.opaque.append(acc.position)
+            self.opaque[acc.position] = acc.why
 
     def _on_completed(self, obj: dict[str, Any]) -> None:
         if self.open:

@@ -21,6 +21,7 @@ since there is nothing to resume them from.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -49,7 +50,12 @@ def _whole(text: str) -> list[str]:
 def _final_step(spec: Mapping[str, Any]) -> dict[str, Any]:
     kind = spec["type"]
     if kind == "model_output":
-        return {"type": "model_output", "content": [{"type": "text", "text": spec["text"]}]}
+        block: dict[str, Any] = {"type": "text", "text": spec["text"]}
+        if spec.get("annotations") is not None:
+            block["annotations"] = [dict(a) for a in spec["annotations"]]
+        return {"type": "model_output", "content": [block]}
+    if kind == "hosted":
+        return copy.deepcopy(dict(spec["step"]))
     if kind == "thought":
         step: dict[str, Any] = {"type": "thought", "signature": spec["signature"]}
         if spec.get("summary"):
@@ -70,10 +76,17 @@ def _call_start(spec: Mapping[str, Any]) -> dict[str, Any]:
     return {"type": "function_call", "id": spec["id"], "name": spec["name"], "arguments": {}}
 
 
-def _usage(usage: Mapping[str, int] | None) -> dict[str, int]:
+def _usage(usage: Mapping[str, Any] | None) -> dict[str, Any]:
     given = dict(usage or {})
     inp, out = given.get("total_input_tokens", 12), given.get("total_output_tokens", 34)
-    return {"total_input_tokens": inp, "total_output_tokens": out, "total_tokens": inp + out}
+    counts: dict[str, Any] = {
+        "total_input_tokens": inp,
+        "total_output_tokens": out,
+        "total_tokens": inp + out,
+    }
+    if given.get("grounding_tool_count"):  # [{type, count}] per grounding tool
+        counts["grounding_tool_count"] = copy.deepcopy(given["grounding_tool_count"])
+    return counts
 
 
 def render_body(
@@ -82,7 +95,7 @@ def render_body(
     model: str,
     steps: Sequence[Mapping[str, Any]],
     status: str,
-    usage: Mapping[str, int] | None = None,
+    usage: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The Interaction object as a non-streaming create returns it (model steps only);
     ``interaction_id=None`` renders an unstored one (no ``id``)."""
@@ -107,13 +120,17 @@ def render_events(
     status: str,
     split: Splitter = _whole,
     interleave: bool = False,
-    usage: Mapping[str, int] | None = None,
+    usage: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Wire events (dicts) for one scripted interaction turn.
 
-    ``steps`` are specs: ``{"type": "model_output", "text"}``, ``{"type": "thought",
-    "signature", "summary"?}``, ``{"type": "function_call", "id", "name", "arguments"}``
-    (the exact JSON text streamed as ``arguments_delta``). ``status`` is the terminal
+    ``steps`` are specs: ``{"type": "model_output", "text", "annotations"?}`` (the
+    annotations stream as one ``text_annotation_delta`` after the text), ``{"type":
+    "thought", "signature", "summary"?}``, ``{"type": "function_call", "id", "name",
+    "arguments"}`` (the exact JSON text streamed as ``arguments_delta``), ``{"type":
+    "hosted", "step", "as_delta"?}`` (a complete hosted call or result step, streamed in its
+    ``step.start``, or with ``as_delta`` as a bare start plus one delta of its own type
+    carrying every payload field). ``status`` is the terminal
     status (``requires_action`` for a tool turn, ``completed`` for a final answer, ...).
     ``interaction_id=None`` renders an unstored Interaction (see the module docstring).
     Raises :class:`UsageError` for an unknown step type.
@@ -156,6 +173,19 @@ def _emit_step(emit: Any, index: int, spec: Mapping[str, Any], split: Splitter) 
         emit("step.start", index=index, step={"type": "model_output"})
         for piece in split(spec["text"]):
             emit("step.delta", index=index, delta={"type": "text", "text": piece})
+        if spec.get("annotations") is not None:
+            annotations = [dict(a) for a in spec["annotations"]]
+            delta = {"type": "text_annotation_delta", "annotations": annotations}
+            emit("step.delta", index=index, delta=delta)
+    elif kind == "hosted":
+        step = _final_step(spec)
+        if not spec.get("as_delta"):
+            emit("step.start", index=index, step=step)
+        else:
+            ident = "id" if "id" in step else "call_id"
+            emit("step.start", index=index, step={"type": step["type"], ident: step[ident]})
+            payload = {k: v for k, v in step.items() if k not in ("type", ident)}
+            emit("step.delta", index=index, delta={"type": step["type"], **payload})
     elif kind == "thought":
         emit("step.start", index=index, step={"type": "thought"})
         if spec.get("summary"):

@@ -9,6 +9,7 @@ from .._digest import canonical_digest
 from .._errors import ProviderError, SequenceError, UnsupportedProviderState
 from .._hosted import Citation, HostedCall
 from ._events import FAILED_STATUSES
+from ._hosted import project
 
 __all__ = ["ORIGINS", "FunctionCall", "Turn", "make_turn", "release_calls", "turn_digest"]
 
@@ -49,13 +50,17 @@ class Turn:
     - ``baseline``: the contract revision the parser enforced.
     - ``opaque``: positions in ``steps`` whose content the stream did not prove complete
       (deltas whose assembly callgate does not implement exactly); never replayed.
+      ``opaque_reasons`` says why, one reason per position (derived; not in the digest).
     - ``text``: the ``text`` blocks of the ``model_output`` steps, concatenated in step
       order (``""`` when there are none); derived from ``steps``.
     - ``digest``: :func:`callgate.canonical_digest` of the snapshot of all of the above
       (``text`` through ``steps``); builders recompute it to detect mutation after parsing.
 
     ``hosted_calls``/``citations``: the hosted-tool projection (:class:`callgate.HostedCall`,
-    :class:`callgate.Citation`), derived from the raw output; never executable.
+    :class:`callgate.Citation`), derived from ``steps`` (see ``_hosted``: one HostedCall per
+    hosted call step, paired with its result step by ``call_id``; one Citation per
+    ``url_citation``/``file_citation``/``place_citation`` annotation, offsets in UTF-8
+    bytes of its text block); never executable.
     """
 
     interaction_id: str | None
@@ -68,6 +73,7 @@ class Turn:
     opaque: tuple[int, ...]
     text: str
     digest: str
+    opaque_reasons: tuple[str, ...] = ()
     hosted_calls: tuple[HostedCall, ...] = ()
     citations: tuple[Citation, ...] = ()
 
@@ -121,11 +127,13 @@ def make_turn(
     origin: str,
     baseline: str,
     opaque: tuple[int, ...] = (),
+    opaque_reasons: tuple[str, ...] = (),
 ) -> Turn:
     """Build a :class:`Turn` and seal it with its digest (values are trusted JSON)."""
     digest = canonical_digest(
         _snapshot(interaction_id, status, steps, calls, usage, origin, baseline, opaque)
     )
+    hosted_calls, citations = project(steps)
     return Turn(
         interaction_id=interaction_id,
         status=status,
@@ -137,6 +145,9 @@ def make_turn(
         opaque=opaque,
         text=_text(steps),
         digest=digest,
+        opaque_reasons=opaque_reasons,
+        hosted_calls=hosted_calls,
+        citations=citations,
     )
 
 

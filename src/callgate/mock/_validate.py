@@ -32,6 +32,8 @@ Gemini Interactions (``previous_interaction_id`` / ``input`` steps)
                                         content (v1 admits only media/text content there)
     ``gemini_result_has_call``          every ``function_result`` answers a known call
     ``gemini_call_has_result``          every pending call gets a ``function_result``
+    ``gemini_hosted_tool_declaration``  every hosted tool in ``tools`` is one the mock
+                                        models, with pinned options only (runs first)
 Gemini generateContent (the replayed ``contents``; stateless)
     ``gemini_gc_response_has_call``     every ``functionResponse`` follows a model turn
                                         with function calls and names one of them

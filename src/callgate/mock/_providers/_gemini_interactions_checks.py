@@ -1,6 +1,8 @@
 """Gemini Interactions: do the ``input`` steps answer the calls they must answer?
 
-First the previous id: ``gemini_previous_interaction_found`` (404), ``..._stored`` and
+First the hosted tool declarations in ``tools`` (``gemini_hosted_tool_declaration``, 400;
+see :mod:`._gemini_interactions_hosted`), then the previous id:
+``gemini_previous_interaction_found`` (404), ``..._stored`` and
 ``..._active`` (400). Then the steps.
 
 The calls a request may answer are those of the chain its ``previous_interaction_id``
@@ -22,6 +24,7 @@ from typing import Any
 
 from .._http import Reply
 from .._store_state import SessionStore
+from ._gemini_interactions_hosted import check_declarations
 
 __all__ = ["check", "gemini_error", "not_found"]
 
@@ -88,6 +91,9 @@ def nested_results(steps: list[Any]) -> list[str]:
 
 def check(store: SessionStore, body: dict[str, Any], on: Collection[str]) -> Reply | None:
     """The first problem the enabled checks find, as Google's error; ``None`` if none."""
+    declared = check_declarations(body) if "gemini_hosted_tool_declaration" in on else None
+    if declared is not None:
+        return gemini_error(400, declared, "INVALID_ARGUMENT")
     problem = _previous_problem(store, body, on)
     if problem is not None:
         return problem

@@ -40,6 +40,7 @@ from .._render_turn import arguments, usage
 from .._requests import FunctionResult, RequestView, list_of, texts, tool_names
 from . import Endpoint, Event, Ids, Provider, RenderedTurn
 from ._gemini_interactions_checks import check, gemini_error, not_found
+from ._gemini_interactions_hosted import check_hosted, hosted_specs, hosted_types
 
 if TYPE_CHECKING:
     from .._script import ScriptTurn
@@ -57,6 +58,7 @@ CHECKS = (
     "gemini_result_is_step",
     "gemini_result_has_call",
     "gemini_call_has_result",
+    "gemini_hosted_tool_declaration",
 )
 # A list input of these is content for one user_input step, not a list of steps.
 _CONTENT_TYPES = frozenset({"text", "image", "audio", "document", "video"})
@@ -153,7 +155,7 @@ def view(body: Mapping[str, Any]) -> RequestView:
     return RequestView(
         model=body.get("model"),
         stream=body.get("stream") is True,
-        tools=tool_names(body.get("tools")),
+        tools=tool_names(body.get("tools")) + hosted_types(body.get("tools")),
         results=tuple(results),
         previous_id=body.get("previous_interaction_id"),
         user_text="\n".join(found),
@@ -175,8 +177,10 @@ def render(
     if reasoning is not None:
         steps.append({"type": "thought", "signature": reasoning.get("signature", ""),
                       "summary": reasoning.get("summary", "")})  # fmt: skip
+    hosted, annotations, grounding = hosted_specs(respond, ids)
+    steps.extend(hosted)
     if "text" in respond:
-        steps.append({"type": "model_output", "text": respond["text"]})
+        steps.append({"type": "model_output", "text": respond["text"], "annotations": annotations})
     calls: list[tuple[str, str]] = []
     specs = respond.get("calls", [])
     for n, spec in enumerate(specs):
@@ -185,7 +189,10 @@ def render(
         steps.append({"type": "function_call", "id": call_id, "name": spec["name"],
                       "arguments": arguments(spec, as_object=not stream)})  # fmt: skip
     status = respond.get("status", "requires_action" if specs else "completed")
-    counts = usage(respond.get("usage"), "total_input_tokens", "total_output_tokens")
+    counts: dict[str, Any] = {
+        **usage(respond.get("usage"), "total_input_tokens", "total_output_tokens"),
+        "grounding_tool_count": grounding,
+    }
     wire_id = interaction_id if stored else None  # an unstored interaction has no id
     if not stream:
         body = _render.render_body(
@@ -384,4 +391,6 @@ PROVIDER = Provider(
     previous_key="previous_interaction_id",
     checks=CHECKS,
     check=check,
+    respond_keys=frozenset({"hosted"}),
+    check_respond=check_hosted,
 )
