@@ -83,8 +83,9 @@ def test_serve_prints_base_urls_and_answers_on_a_real_socket(tmp_path: Path) -> 
         first = proc.stdout.readline()
         url = first.rsplit(" ", 1)[-1].strip()
         assert url.startswith("http://127.0.0.1:")
-        lines = [proc.stdout.readline() for _ in range(4)]
-        assert f"{url}/openai/v1" in lines[0]
+        lines = [proc.stdout.readline() for _ in range(2)]
+        assert lines[0].strip() == "OpenAI Responses"
+        assert f"{url}/openai/v1 " in lines[1]
         resp = httpx.post(
             f"{url}/openai/v1/responses",
             json={"model": "m", "input": "ping"},

@@ -32,14 +32,27 @@ def _serve(args: argparse.Namespace) -> int:
 
     def ready(server: MockServer) -> None:
         print(f"callgate mock serving {args.script} on {server.url}")
-        print(f"  OpenAI Responses       {server.openai_base_url}")
-        print(f"  Azure OpenAI v1        {server.azure_openai_base_url}")
-        print(f"  Anthropic Messages     {server.anthropic_base_url}")
-        print(f"  Gemini Interactions    {server.gemini_base_url}  (api_version v1 or v1beta)")
+        print(base_url_table(server.url))
         sys.stdout.flush()
 
     serve_forever(load_script(args.script), host=args.host, port=args.port, on_ready=ready)
     return 0
+
+
+def base_url_table(root: str) -> str:
+    """The lines ``callgate serve`` prints under its first: per API, the base URL each
+    client family takes, then the control routes."""
+    from .mock._urls import base_urls
+
+    rows = base_urls(root)
+    width = max(len(r.url) for r in rows)
+    lines = []
+    for api in dict.fromkeys(r.api for r in rows):
+        lines.append(f"  {api}")
+        lines += [f"    {r.url:<{width}}  {r.clients}" for r in rows if r.api == api]
+    lines.append(f"  status: GET {root}/_callgate/status   journal: GET {root}/_callgate/journal")
+    lines.append(f"  sessions: POST/DELETE {root}/_callgate/sessions/{{test_id}} (body: a script)")
+    return "\n".join(lines)
 
 
 def _check(args: argparse.Namespace) -> int:

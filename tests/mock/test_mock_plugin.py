@@ -131,7 +131,8 @@ def test_stops_after_first_turn(callgate_server):
     result.stdout.fnmatch_lines(
         [
             "*callgate mock script not done*",
-            "*1 turn(s) of conversation 'default' never requested (test id 'default')*",
+            "*1 turn(s) of conversation 'default' never requested "
+            "(test id 'test_user.py::test_stops_after_first_turn')*",
         ]
     )
 
@@ -153,7 +154,8 @@ def test_swallows_the_error(callgate_server):
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*mismatch at /turns/0 (test id 'default', conversation 'default', "
+            "*mismatch at /turns/0 (test id 'test_user.py::test_swallows_the_error', "
+            "conversation 'default', "
             "openai_responses): model is 'other-model', expected 'gpt-test'; "
             "tool(s) get_weather not declared*",
         ]
@@ -179,8 +181,8 @@ def test_sdk_error_propagates(callgate_server):
             "*Captured callgate call*",
             "script: *weather.json",
             "problem: mismatch at /turns/0*",
-            "#0 POST /openai/v1/responses test_id=default conversation=default -> 400 mismatch "
-            "/turns/0",
+            "#0 POST /openai/v1/responses test_id=test_user.py::test_sdk_error_propagates "
+            "conversation=default -> 400 mismatch /turns/0",
         ]
     )
 
@@ -196,7 +198,8 @@ pytestmark = pytest.mark.callgate_script("scripts/weather.json")
 @pytest.mark.callgate_unchecked
 def test_marked_unchecked(callgate_server):
     assert callgate_server.problems() == [
-        "2 turn(s) of conversation 'default' never requested (test id 'default')"
+        "2 turn(s) of conversation 'default' never requested "
+        "(test id 'test_user.py::test_marked_unchecked')"
     ]
 
 def test_not_marked(callgate_server):

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import socket
 import threading
 
 import httpx
+import pytest
 
 from callgate.mock import MockServer, ScriptBuilder
 
@@ -59,3 +62,45 @@ def test_stop_returns_and_leaves_no_thread_with_a_paced_stream_in_flight() -> No
     (entry,) = server.journal.entries()
     assert entry.outcome == "matched"
     assert entry.response.startswith("event: response.created")  # what was sent, journaled
+
+
+def test_stop_closes_an_idle_keep_alive_connection_and_the_port() -> None:
+    script = ScriptBuilder(seed=1).turn("openai_responses", text="hi").build()
+    server = MockServer(script).start()
+    host, port = server.url.removeprefix("http://").split(":")
+    body = json.dumps({"model": "m", "input": "x"}).encode()
+    request = (
+        f"POST /openai/v1/responses HTTP/1.1\r\nhost: {host}\r\n"
+        f"authorization: Bearer k\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(body)}\r\n\r\n"
+    ).encode() + body
+    with socket.create_connection((host, int(port)), timeout=10) as kept:
+        kept.sendall(request)
+        answer = b""
+        while b'"status":"completed"' not in answer:
+            answer += kept.recv(65536)
+        assert answer.startswith(b"HTTP/1.1 200")
+        server_thread = server._thread
+        server.stop()  # the connection is idle and kept alive
+        assert server_thread is not None
+        assert not server_thread.is_alive()
+        assert kept.recv(1) == b""  # closed by the server
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection((host, int(port)), timeout=10).close()
+    (entry,) = server.journal.entries()
+    assert entry.outcome == "matched"
+
+
+def test_a_stopped_server_starts_and_serves_again() -> None:
+    script = ScriptBuilder(seed=1).turn("openai_responses", text="hi").build()
+    server = MockServer(script)
+    for _ in range(2):
+        with server:
+            answer = httpx.post(
+                f"{server.openai_base_url}/responses",
+                json={"model": "m", "input": "x"},
+                headers=AUTH["openai_responses"],
+                timeout=10,
+            )
+            assert answer.status_code == 200
+        server.reset()

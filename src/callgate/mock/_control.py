@@ -1,4 +1,6 @@
-"""The mock's own routes: ``GET /_callgate/journal`` and ``POST /_callgate/reset``.
+"""The mock's own routes: ``GET /_callgate/journal``, ``POST /_callgate/reset``, and the
+registered sessions and status (``/_callgate/sessions/{test_id}``, ``/_callgate/status``,
+defined in ``_sessions``).
 
 (The fault control route, ``/_callgate/faults``, lives with the faults.)
 """
@@ -13,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from . import _sessions
 from ._guard import error
 from ._http import TEST_ID_HEADER, begin_entry
 from ._journal import JournalEntry
@@ -76,4 +79,5 @@ def routes() -> list[Route]:
     return [
         Route("/_callgate/journal", _journal, methods=["GET"]),
         Route("/_callgate/reset", _reset, methods=["POST"]),
+        *_sessions.routes(),
     ]

@@ -257,7 +257,7 @@ def _parse_control(body: Any) -> Armed:
 
 async def _control(request: Request) -> Response:
     state: MockState = request.app.state.callgate
-    test_id = request.headers.get(TEST_ID_HEADER, "default")
+    test_id = request.headers.get(TEST_ID_HEADER, state.default_test_id)
     session = state.session(test_id)
     entry = state.journal.begin(
         test_id=test_id,

@@ -89,7 +89,9 @@ def begin_entry(
     scope = request.scope
     headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
     return state.journal.begin(
-        test_id=test_id if test_id is not None else headers.get(TEST_ID_HEADER, "default"),
+        test_id=test_id
+        if test_id is not None
+        else headers.get(TEST_ID_HEADER, state.default_test_id),
         conversation=headers.get(CONVERSATION_HEADER, "default"),
         protocol=protocol,
         method=scope["method"],
@@ -103,4 +105,4 @@ def begin_entry(
 def session_of(request: Request) -> tuple[MockState, Session]:
     """The state and the caller's session (by ``x-callgate-test-id``)."""
     state: MockState = request.app.state.callgate
-    return state, state.session(request.headers.get(TEST_ID_HEADER, "default"))
+    return state, state.session(request.headers.get(TEST_ID_HEADER, state.default_test_id))

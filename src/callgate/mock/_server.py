@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import uvicorn
 
 from .._errors import UsageError
+from . import _sessions
 from ._app import MAX_BODY_BYTES, create_app, host_is_loopback
 from ._journal import MAX_ENTRIES, MAX_PER_TEST, Journal
 from ._script import Script
@@ -41,7 +42,9 @@ class MockServer:
     ``journal_max_entries`` / ``journal_max_per_test`` (oldest entries dropped and counted),
     ``max_sessions`` (least recently used test id forgotten). Requests must name a loopback
     ``Host``, the bound address or one of ``allowed_hosts`` (else HTTP 403); binding a
-    non-loopback address warns. :meth:`reset` forgets everything or one test id.
+    non-loopback address warns. :meth:`reset` forgets everything or one test id;
+    :meth:`register` / :meth:`drop` give a test id a script of its own, :meth:`status`
+    says per session what was served and what is left.
     """
 
     replay: ReplayApp | None = None  # set by from_recordings
@@ -77,7 +80,7 @@ class MockServer:
         )
         self._host = host
         self._port = port
-        self._server: uvicorn.Server | None = None
+        self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -92,7 +95,7 @@ class MockServer:
         config = uvicorn.Config(
             self.app, log_level="warning", lifespan="off", access_log=False, ws="none"
         )
-        self._server = server = uvicorn.Server(config)
+        self._server = server = _Server(config)
 
         def run() -> None:
             with asyncio.Runner(loop_factory=_loop_factory()) as runner:
@@ -111,20 +114,17 @@ class MockServer:
 
     def stop(self) -> None:
         """Stop serving: open responses get a short grace period, then the ones still
-        running (a paced or held stream) are cancelled; the server thread is joined."""
-        server, thread = self._server, self._thread
+        running (a paced or held stream) are cancelled; the server thread is joined.
+        Idle, it returns as soon as the loop has closed the connections (milliseconds)."""
+        server, thread, loop = self._server, self._thread, self._loop
         self.state.closing.set()
         if server is not None:
             server.should_exit = True
-        if thread is not None:
-            thread.join(timeout=_GRACE_S)
-            loop = self._loop
-            if server is not None and loop is not None and thread.is_alive():
-                # A paced stream may sleep for long: cancel the requests still running
-                # (their streams end, their journal entries close, uvicorn closes them).
+            if loop is not None:
                 with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-                    loop.call_soon_threadsafe(_cancel_requests, server)
-                thread.join(timeout=_GRACE_S)
+                    loop.call_soon_threadsafe(server.wake)
+        if thread is not None:
+            thread.join(timeout=3 * _GRACE_S)
             if server is not None and thread.is_alive():
                 server.force_exit = True
             thread.join(timeout=10)
@@ -176,6 +176,30 @@ class MockServer:
 
     # -- what happened --------------------------------------------------------------------
 
+    # -- registered sessions ----------------------------------------------------------------
+
+    def register(self, test_id: str, script: Script, *, default: bool = False) -> dict[str, Any]:
+        """Serve ``script`` to the requests with ``test_id`` from a fresh session of its own
+        until :meth:`drop` (also ``POST /_callgate/sessions/{test_id}``); ``default=True``
+        sends requests without an ``x-callgate-test-id`` header there too. Returns the
+        session's status object (see :meth:`status`). Raises
+        :class:`~callgate.mock.ScriptError` for a script the server cannot serve and
+        :class:`UsageError` when the id is registered or ``max_sessions`` are."""
+        answer = _sessions.register(self.state, test_id, script)
+        if default:
+            self.state.default_test_id = test_id
+        return answer
+
+    def drop(self, test_id: str) -> dict[str, Any]:
+        """Unregister ``test_id``, forgetting its session, journal entries and mismatches;
+        returns its final status object. Raises :class:`UsageError` if not registered."""
+        return _sessions.drop(self.state, test_id)
+
+    def status(self, test_id: str | None = None) -> dict[str, Any]:
+        """``GET /_callgate/status``: ``{"done", "sessions": [...]}``, per session the turns
+        served and left, the mismatches, and whether it is done."""
+        return _sessions.status(self.state, test_id)
+
     def reset(self, test_id: str | None = None) -> None:
         """Forget every session (cursors, stored objects, runtime faults), mismatch and
         journal entry, or only those of ``test_id``; also ``POST /_callgate/reset``."""
@@ -214,9 +238,53 @@ def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
 _GRACE_S = 0.4
 
 
-def _cancel_requests(server: uvicorn.Server) -> None:
-    for task in list(server.server_state.tasks):
-        task.cancel()
+class _Server(uvicorn.Server):
+    """uvicorn's server, told to stop at once rather than polled every 100 ms, with a
+    shutdown that waits for open responses only as long as they take.
+
+    A response still running after the grace period (a paced or held stream that may
+    sleep for long) is cancelled: its stream ends, its journal entry closes, and uvicorn
+    closes the connection.
+    """
+
+    _woken: asyncio.Event | None = None
+
+    def wake(self) -> None:
+        """Called on the server's loop once ``should_exit`` is set."""
+        if self._woken is not None:
+            self._woken.set()
+
+    async def main_loop(self) -> None:
+        self._woken = asyncio.Event()
+        while not await self.on_tick(0):  # tick 0 refreshes the Date header
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._woken.wait(), 1.0)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        for listener in self.servers:
+            listener.close()
+        state = self.server_state
+        for connection in list(state.connections):
+            connection.shutdown()  # idle keep-alive connections close now
+        if not await self._settled(_GRACE_S):
+            for task in list(state.tasks):
+                task.cancel()
+            await self._settled(_GRACE_S)
+        for listener in self.servers:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(listener.wait_closed(), _GRACE_S)
+        if not self.force_exit:
+            await self.lifespan.shutdown()
+
+    async def _settled(self, seconds: float) -> bool:
+        """Wait until every connection and request task is gone, or ``seconds`` passed."""
+        state = self.server_state
+        deadline = time.monotonic() + seconds
+        while (state.connections or state.tasks) and not self.force_exit:
+            if time.monotonic() > deadline:
+                return False
+            await asyncio.sleep(0.001)
+        return True
 
 
 def _bind(host: str, port: int) -> socket.socket:

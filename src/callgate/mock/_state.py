@@ -10,6 +10,10 @@ Memory stays bounded over long runs: at most ``max_sessions`` sessions are kept 
 least recently used one is forgotten first; a forgotten test id starts afresh), the
 newest 1,000 mismatches, and the journal's own caps. :meth:`MockState.reset` forgets
 everything or one test id.
+
+A session may also be *registered* with a script of its own (``callgate.mock._sessions``):
+it is kept in ``registered`` until dropped, never evicted, and a request without a test id
+header goes to ``default_test_id`` (``"default"`` unless a registered session took it).
 """
 
 from __future__ import annotations
@@ -74,8 +78,13 @@ class Conversation:
 class Session:
     """One test's view of the script. Guarded by the owning state's lock."""
 
-    def __init__(self, test_id: str, script: Script) -> None:
+    def __init__(
+        self, test_id: str, script: Script, memo: dict[Any, Rendered] | None = None
+    ) -> None:
         self.test_id = test_id
+        self.script = script
+        # Rendered turns of this session's script (shared by the sessions of one script).
+        self.memo: dict[Any, Rendered] = {} if memo is None else memo
         self.conversations = {name: Conversation() for name in script.conversations}
         # Filled by the stored-state (callgate.mock._store) and fault layers.
         self.store = SessionStore()
@@ -94,17 +103,21 @@ class MockState:
         self.max_sessions = max_sessions
         self._sessions: collections.OrderedDict[str, Session] = collections.OrderedDict()
         self.lock = threading.RLock()
-        self._rendered: dict[
-            tuple[str, int, bool, str | None, bool, tuple[str, ...]], Rendered
-        ] = {}
+        self._rendered: dict[Any, Rendered] = {}
+        # Sessions with a script of their own, kept until dropped (see ``_sessions``).
+        self.registered: dict[str, Session] = {}
+        self.default_test_id = "default"
         # Set when the server shuts down, so streams held open on purpose can end.
         self.closing = threading.Event()
 
     def session(self, test_id: str = "default") -> Session:
         with self.lock:
+            pinned = self.registered.get(test_id)
+            if pinned is not None:
+                return pinned
             found = self._sessions.get(test_id)
             if found is None:
-                found = self._sessions[test_id] = Session(test_id, self.script)
+                found = self._sessions[test_id] = Session(test_id, self.script, self._rendered)
                 if len(self._sessions) > self.max_sessions:
                     self._sessions.popitem(last=False)
             else:
@@ -113,8 +126,12 @@ class MockState:
 
     def reset(self, test_id: str | None = None) -> None:
         """Forget every session, mismatch and journal entry, or those of one test id: its
-        cursors restart at turn 0 and its stored objects and runtime faults are gone."""
+        cursors restart at turn 0 and its stored objects and runtime faults are gone. A
+        registered session stays registered, with its own script, and restarts too."""
         with self.lock:
+            for name, old in self.registered.items():
+                if test_id is None or name == test_id:
+                    self.registered[name] = Session(name, old.script)
             if test_id is None:
                 self._sessions.clear()
                 self.mismatches.clear()
@@ -129,9 +146,13 @@ class MockState:
         """The turns served so far, in order, in one session or in every kept session."""
         with self.lock:
             sessions = (
-                list(self._sessions.values())
+                [*self.registered.values(), *self._sessions.values()]
                 if test_id is None
-                else [s for s in (self._sessions.get(test_id),) if s is not None]
+                else [
+                    s
+                    for s in (self.registered.get(test_id) or self._sessions.get(test_id),)
+                    if s is not None
+                ]
             )
             return [r.served for s in sessions for r in s.store.records.values()]
 
@@ -140,7 +161,7 @@ class MockState:
         with self.lock:
             session = self.session(test_id)
             return {
-                name: len(self.script.conversations[name]) - conv.cursor
+                name: len(session.script.conversations[name]) - conv.cursor
                 for name, conv in session.conversations.items()
             }
 
@@ -148,7 +169,7 @@ class MockState:
         """The turn the next request of ``conversation`` must match, if any."""
         with self.lock:
             conv = session.conversations.get(conversation)
-            turns = self.script.conversations.get(conversation, ())
+            turns = session.script.conversations.get(conversation, ())
             if conv is None or conv.cursor >= len(turns):
                 return None
             return turns[conv.cursor]
@@ -163,7 +184,7 @@ class MockState:
                 return self.record_mismatch(
                     session, conversation, protocol, None, "unknown conversation"
                 )
-            turns = self.script.conversations[conversation]
+            turns = session.script.conversations[conversation]
             if conv.cursor >= len(turns):
                 return self.record_mismatch(
                     session, conversation, protocol, None, "the script has no turn left"
@@ -186,6 +207,7 @@ class MockState:
                 )
             model = body.get("model")
             rendered = self._render(
+                session,
                 turn,
                 conversation,
                 conv.cursor,
@@ -201,6 +223,7 @@ class MockState:
 
     def _render(
         self,
+        session: Session,
         turn: ScriptTurn,
         conversation: str,
         number: int,
@@ -213,17 +236,18 @@ class MockState:
         # every session replays the same script: render each once. Rendered turns are
         # never changed in place (the store copies before it edits), so sharing is safe.
         key = (conversation, number, stream, model, stored, options)
-        found = self._rendered.get(key)
+        memo, script = session.memo, session.script
+        found = memo.get(key)
         if found is None:
-            if len(self._rendered) >= _MAX_RENDERED:
-                self._rendered.clear()  # models come from requests: keep the memo bounded
-            found = self._rendered[key] = render(
+            if len(memo) >= _MAX_RENDERED:
+                memo.clear()  # models come from requests: keep the memo bounded
+            found = memo[key] = render(
                 turn,
-                seed=self.script.seed,
+                seed=script.seed,
                 conversation=conversation,
                 turn_number=number,
                 stream=stream,
-                baseline=self.script.baseline,
+                baseline=script.baseline,
                 model=model,
                 stored=stored,
                 options=options,

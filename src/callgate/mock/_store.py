@@ -43,13 +43,14 @@ def _rerender(state: MockState, served: Served, *, stream: bool) -> Rendered:
         respond = {k: v for k, v in turn.respond.items() if k != "disconnect_after"}
         turn = dataclasses.replace(turn, respond=respond)
     model = served.request.get("model")
+    script = state.session(served.test_id).script  # the script that served it
     return render(
         turn,
-        seed=state.script.seed,
+        seed=script.seed,
         conversation=served.conversation,
         turn_number=served.turn_number,
         stream=stream,
-        baseline=state.script.baseline,
+        baseline=script.baseline,
         model=model if isinstance(model, str) else None,
         stored=served.request.get("store") is not False,
     )

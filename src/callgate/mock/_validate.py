@@ -73,13 +73,14 @@ def check_switches(script: Script) -> None:
             )
 
 
-def enabled(state: MockState, name: str) -> bool:
+def enabled(script: Script, name: str) -> bool:
     """Whether check ``name`` runs for this script (every check is on by default)."""
-    return state.script.validation.get(name, True) is not False
+    return script.validation.get(name, True) is not False
 
 
 def check(state: MockState, session: Session, protocol: str, body: dict[str, Any]) -> Reply | None:
     """The provider's error for a request the real API would refuse, else ``None``."""
-    on = _ALL if not state.script.validation else {n for n in CHECKS if enabled(state, n)}
+    script = session.script
+    on = _ALL if not script.validation else {n for n in CHECKS if enabled(script, n)}
     with state.lock:
         return provider(protocol).check(session.store, body, on)
