@@ -52,6 +52,7 @@ __all__ = [
     "before_request",
     "check_faults",
     "control_routes",
+    "fixture_http_error",
     "http_error_reply",
     "send",
     "stream_plan",
@@ -128,6 +129,14 @@ def turn_http_error(
             return None
         armed.remaining -= 1
     return http_error_reply(protocol, fault)
+
+
+def fixture_http_error(served: Served) -> Reply | None:
+    """The HTTP error a fixture answers on each of its uses (a use already counted)."""
+    fault = served.turn.respond.get("fault")
+    if served.serial is None or not fault or fault["type"] != "http_error":
+        return None
+    return http_error_reply(served.turn.protocol, fault)
 
 
 def _use(session: Session, armed: Armed) -> None:

@@ -248,22 +248,29 @@ def check_pacing(spec: Any, *, path: str | None = None, location: str = "") -> N
 
 
 def check_faults(script: Script) -> None:
-    """Validate every turn's ``respond.fault`` and ``respond.pacing``.
+    """Validate every turn's (and fixture's) ``respond.fault`` and ``respond.pacing``.
 
     Raises :class:`ScriptError` with the file path and e.g.
     ``/conversations/default/0/respond/fault/status``. ``times`` belongs to ``http_error``
-    only: a stream fault is served once, with its turn.
+    only: a stream fault is served once, with its turn; a fixture counts its own uses.
     """
-    for turns in script.conversations.values():
-        for turn in turns:
-            respond = turn.respond
-            where = f"{turn.location}/respond"
-            if "fault" in respond:
-                try:
-                    _check_fault(respond["fault"], turn.protocol, turn)
-                except _BadSpecError as bad:
-                    raise ScriptError(
-                        bad.message, path=script.path, location=f"{where}/fault{bad.where}"
-                    ) from None
-            if "pacing" in respond:
-                check_pacing(respond["pacing"], path=script.path, location=f"{where}/pacing")
+    ordered = [turn for turns in script.conversations.values() for turn in turns]
+    fixtures = [f for f in (*script.fixtures, script.fallback) if f is not None]
+    for turn in ordered + [turn for f in fixtures for turn in f.turns.values()]:
+        _check_turn(script, turn, fixture=turn not in ordered)
+
+
+def _check_turn(script: Script, turn: ScriptTurn, *, fixture: bool) -> None:
+    respond = turn.respond
+    where = f"{turn.location}/respond"
+    if "fault" in respond:
+        try:
+            _check_fault(respond["fault"], turn.protocol, turn)
+            if fixture and "times" in respond["fault"]:
+                raise _BadSpecError("/times", "a fixture counts its uses: give 'times' on it")
+        except _BadSpecError as bad:
+            raise ScriptError(
+                bad.message, path=script.path, location=f"{where}/fault{bad.where}"
+            ) from None
+    if "pacing" in respond:
+        check_pacing(respond["pacing"], path=script.path, location=f"{where}/pacing")

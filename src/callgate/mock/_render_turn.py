@@ -24,7 +24,7 @@ __all__ = ["arguments", "render", "usage"]
 
 
 class _Ids:
-    def __init__(self, seed: int, conversation: str, turn: int) -> None:
+    def __init__(self, seed: int, conversation: str, turn: int | str) -> None:
         self._base = f"{seed}/{conversation}/{turn}"
 
     def __call__(self, prefix: str, kind: str, n: int = 0, size: int = 24) -> str:
@@ -65,15 +65,17 @@ def render(
     baseline: str = CURRENT_REVISION,
     model: str | None = None,
     stored: bool = True,
+    serial: int | None = None,
 ) -> Rendered:
     """Render ``turn`` as a stream (``stream=True``) or a JSON body.
 
     ``model`` is echoed in the response (the request's model); without it the turn's
     expected model, else ``"callgate-mock-model"``. ``stored=False`` (the request said
     ``store: false``) renders a Gemini interaction without its id, as the API does;
-    ``response_id`` stays the mock's own key for it.
+    ``response_id`` stays the mock's own key for it. ``serial`` renders a use of an
+    order-free fixture: its ids derive from the fixture and the use, not a position.
     """
-    ids = _Ids(seed, conversation, turn_number)
+    ids = _Ids(seed, conversation, turn_number if serial is None else f"{turn.location}#{serial}")
     echo = model if isinstance(model, str) and model else _model(turn)
     wire = provider(turn.protocol)
     done = wire.render(turn, ids, stream, echo, stored, baseline)

@@ -13,17 +13,25 @@ everything and reports errors with the file path and a JSON-pointer-like locatio
 Top level: ``{"seed": int, "baseline": "2026-11" | "2026-07-21", "turns": [...]}`` or
 ``{..., "conversations": {"name": [...]}}``; the baseline picks wire details that changed
 between SDK revisions (e.g. ``name`` on OpenAI's ``function_call_arguments.done``).
+Order-free ``"fixtures": [{"protocol", "match", "respond", "times"}]`` and a
+``"fallback": {"protocol", "respond"}`` may stand beside the turns or replace them
+(:mod:`callgate.mock._fixtures`: which answers a request, and the match keys below).
 
 Turn shape::
 
     {"protocol": "openai_responses" | "anthropic_messages" | "gemini_interactions"
                  | "gemini_generate_content",
      "expect": {"model": str, "tools": [name, ...], "stream": bool,
-                "function_results": [{"call_id"| "name": str, "output": str | object,
+                "function_results": [{"call_id" | "name": str | "call": int,  # position
+                                      "output": str | object,  # in the previous turn
                                       "output_contains": str, "is_error": bool}],
-                "previous_id": "previous" | "absent" | str,   # previous_response_id /
-                                                              # previous_interaction_id
-                "text_contains": str, "instructions": str, "system": str},
+                "previous_id": "previous" | "present" | "absent" | str,
+                                  # previous_response_id / previous_interaction_id
+                "text_contains": str, "instructions": str, "system": str,
+                "last_user_text" | "last_user_text_contains" | "last_user_text_regex": str,
+                "tool_results": [name, ...], "has_tool_results": bool,
+                "jsonpath": {"path": str, "exists" | "equals" | "contains" | "regex": ...}
+                            | [...]},   # see mock._fixtures and mock._jsonpath
      "respond": {"text": str, "calls": [{"name": str, "arguments": object | "raw": str,
                                           "id": str}],
                  "reasoning": {"summary": str, "signature": str},
@@ -32,7 +40,9 @@ Turn shape::
                  "chunking": "whole" | "char" | {"fixed": n} | {"random": {"seed": n, "max": n}},
                  "interleave": "sequential" | "round_robin",
                  "disconnect_after": n,    # close the stream after n events (a truncation)
-                 "fault": {"type": "http_error" | "error_event" | "truncate" | ..., ...},  # see
+                 "fault": {"type": "http_error" | "error_event" | "truncate" | ...,
+                           "after": n | "after_call": i, "after_argument_deltas": k
+                           | "before_terminal": true, ...},   # see
                  "pacing": {"first_byte_ms", "event_delay_ms", "flush"}}}  # mock._faults_spec
 
 A provider may add respond keys of its own (generateContent: ``"chunk_plan": [n, ...]``,
@@ -62,6 +72,7 @@ from .._digest import canonical_bytes
 from .._errors import CallgateError, UsageError
 from .._json import loads_strict
 from ..contracts import CURRENT_REVISION, REVISIONS
+from ._fixtures import MATCH_KEYS, Fixture, check_match, parse_fixtures
 from ._providers import PROTOCOLS, provider
 
 __all__ = [
@@ -78,13 +89,13 @@ __all__ = [
 MAX_SCRIPT_BYTES = 16 * 1024 * 1024  # a script file is read up to this size
 _EXPECT_KEYS = {
     "model", "tools", "stream", "function_results", "previous_id", "text_contains",
-    "instructions", "system",
+    "instructions", "system", *MATCH_KEYS,
 }  # fmt: skip
 _RESPOND_KEYS = {
     "text", "calls", "reasoning", "status", "usage", "chunking", "interleave", "disconnect_after",
     "fault", "pacing",
 }  # fmt: skip
-_RESULT_KEYS = {"call_id", "name", "output", "output_contains", "is_error"}
+_RESULT_KEYS = {"call_id", "name", "call", "output", "output_contains", "is_error"}
 _CALL_KEYS = {"name", "arguments", "raw", "id"}
 _USAGE_KEYS = {"input_tokens", "output_tokens"}
 MAX_SEED = 2**64  # |seed| below this: ids and chunk plans format it as text
@@ -99,6 +110,7 @@ class ScriptError(UsageError):
         super().__init__(f"{where}: {message}")
         self.path = path
         self.location = location
+        self.reason = message
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -125,6 +137,8 @@ class Script:
     baseline: str = CURRENT_REVISION
     # Provider-native request checks switched on or off by name (all on by default).
     validation: Mapping[str, bool] = dataclasses.field(default_factory=dict)
+    fixtures: tuple[Fixture, ...] = ()  # order-free responses (callgate.mock._fixtures)
+    fallback: Fixture | None = None
 
     @classmethod
     def from_dict(cls, obj: Any, *, path: str | None = None) -> Script:
@@ -262,7 +276,11 @@ def _encodable(text: str) -> bool:
 
 def _parse_script(obj: Any, path: str | None) -> Script:
     ctx = _Ctx(path)
-    top = ctx.obj(obj, "", {"seed", "baseline", "validation", "conversations", "turns"})
+    top = ctx.obj(
+        obj,
+        "",
+        {"seed", "baseline", "validation", "conversations", "turns", "fixtures", "fallback"},
+    )
     validation = ctx.obj(top.get("validation", {}), "/validation")
     for name, enabled in validation.items():
         ctx.typed(enabled, bool, f"/validation/{name}")
@@ -270,9 +288,12 @@ def _parse_script(obj: Any, path: str | None) -> Script:
     baseline = top.get("baseline", CURRENT_REVISION)
     if baseline not in REVISIONS:
         raise ctx.fail("/baseline", f"baseline must be one of {', '.join(REVISIONS)}")
-    if ("turns" in top) == ("conversations" in top):
+    fixtures, fallback = parse_fixtures(ctx, top, _parse_turn)
+    order_free = "fixtures" in top or "fallback" in top
+    ordered = {"turns", "conversations"} & set(top)
+    if len(ordered) > 1 or not (ordered or order_free):
         raise ctx.fail("", "give exactly one of 'turns' (one conversation) or 'conversations'")
-    raw = {"default": top["turns"]} if "turns" in top else top["conversations"]
+    raw = {"default": top["turns"]} if "turns" in top else top.get("conversations", {})
     base = "/turns" if "turns" in top else "/conversations"
     convs = ctx.obj(raw, base) if "conversations" in top else raw
     conversations: dict[str, tuple[ScriptTurn, ...]] = {}
@@ -283,7 +304,7 @@ def _parse_script(obj: Any, path: str | None) -> Script:
         conversations[name] = tuple(
             _parse_turn(ctx, turn, f"{where}/{i}") for i, turn in enumerate(turns)
         )
-    if not conversations:
+    if not conversations and not order_free:
         raise ctx.fail(base, "a script needs at least one conversation")
     return Script(
         conversations=conversations,
@@ -291,6 +312,8 @@ def _parse_script(obj: Any, path: str | None) -> Script:
         path=path,
         baseline=baseline,
         validation=validation,
+        fixtures=fixtures,
+        fallback=fallback,
     )
 
 
@@ -305,6 +328,7 @@ def _parse_turn(ctx: _Ctx, turn: Any, loc: str) -> ScriptTurn:
     for key in ("model", "text_contains", "instructions", "system", "previous_id"):
         if key in expect:
             ctx.typed(expect[key], str, f"{loc}/expect/{key}")
+    check_match(ctx, expect, f"{loc}/expect")
     if "stream" in expect:
         ctx.typed(expect["stream"], bool, f"{loc}/expect/stream")
     tools = ctx.typed(expect.get("tools", []), list, f"{loc}/expect/tools")
@@ -314,8 +338,10 @@ def _parse_turn(ctx: _Ctx, turn: Any, loc: str) -> ScriptTurn:
     for i, result in enumerate(results):
         rloc = f"{loc}/expect/function_results/{i}"
         ctx.obj(result, rloc, _RESULT_KEYS)
-        if ("call_id" in result) == ("name" in result):
-            raise ctx.fail(rloc, "name the call by exactly one of 'call_id' or 'name'")
+        if sum(key in result for key in ("call_id", "name", "call")) != 1:
+            raise ctx.fail(rloc, "name the call by exactly one of 'call_id', 'name' or 'call'")
+        if "call" in result:
+            ctx.bounded(result["call"], f"{rloc}/call", 0, 2**31)
         if "is_error" in result:
             ctx.typed(result["is_error"], bool, f"{rloc}/is_error")
     if "text" in respond:

@@ -10,6 +10,10 @@ Memory stays bounded over long runs: at most ``max_sessions`` sessions are kept 
 least recently used one is forgotten first; a forgotten test id starts afresh), the
 newest 1,000 mismatches, and the journal's own caps. :meth:`MockState.reset` forgets
 everything or one test id.
+
+Which turn answers a request (:meth:`MockState.take`): the conversation's next ordered
+turn if it matches, else the first order-free fixture that does, else the fallback (see
+:mod:`callgate.mock._fixtures`); a session counts each fixture's uses.
 """
 
 from __future__ import annotations
@@ -20,11 +24,13 @@ import threading
 from typing import Any
 
 from ._faults_spec import Armed
+from ._fixtures import Fixture
 from ._http import CONVERSATION_HEADER, TEST_ID_HEADER, Rendered
 from ._journal import Journal
 from ._match import mismatches
 from ._providers import provider
 from ._render_turn import render
+from ._requests import RequestView
 from ._script import Script, ScriptTurn
 from ._store_state import SessionStore
 
@@ -40,6 +46,10 @@ __all__ = [
 _MAX_RENDERED = 4096
 MAX_SESSIONS = 1024
 _MAX_MISMATCHES = 1000
+# Conversations a session tracks for fixtures beyond the script's own (names come from
+# request headers: keep them bounded; past this, a fixture answers without a previous).
+MAX_FIXTURE_CONVERSATIONS = 256
+_MAX_FIXTURE_NOTES = 8  # fixtures named in one mismatch (the rest are counted)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -63,6 +73,8 @@ class Served:
     turn: ScriptTurn
     rendered: Rendered
     request: dict[str, Any]
+    # A fixture's use number in its session (its ids derive from it); None: an ordered turn.
+    serial: int | None = None
 
 
 @dataclasses.dataclass(slots=True)
@@ -80,6 +92,7 @@ class Session:
         # Filled by the stored-state (callgate.mock._store) and fault layers.
         self.store = SessionStore()
         self.faults: list[Armed] = []
+        self.fixture_uses: dict[str, int] = {}  # fixture location -> uses so far
 
 
 class MockState:
@@ -94,7 +107,7 @@ class MockState:
         self.max_sessions = max_sessions
         self._sessions: collections.OrderedDict[str, Session] = collections.OrderedDict()
         self.lock = threading.RLock()
-        self._rendered: dict[tuple[str, int, bool, str | None, bool], Rendered] = {}
+        self._rendered: dict[tuple[Any, ...], Rendered] = {}
         # Set when the server shuts down, so streams held open on purpose can end.
         self.closing = threading.Event()
 
@@ -140,6 +153,7 @@ class MockState:
             return {
                 name: len(self.script.conversations[name]) - conv.cursor
                 for name, conv in session.conversations.items()
+                if name in self.script.conversations  # not one only fixtures answered
             }
 
     def next_turn(self, session: Session, conversation: str) -> ScriptTurn | None:
@@ -154,47 +168,140 @@ class MockState:
     def take(
         self, session: Session, conversation: str, protocol: str, body: dict[str, Any]
     ) -> Served | Mismatch:
-        """Match ``body`` against the next turn; on success render it and advance."""
+        """Serve ``body`` with the conversation's next ordered turn if it matches (and
+        advance), else with the first matching fixture, else the fallback."""
         with self.lock:
-            conv = session.conversations.get(conversation)
-            if conv is None:
+            conv = self._conversation(session, conversation)
+            view = provider(protocol).view(body)
+            calls = self._answered(session, conv, protocol, view)
+            turn, location, problems = self._ordered(
+                conversation, conv, protocol, view, calls, body
+            )
+            if turn is not None and conv is not None and not problems:
+                served = self._serve(session, conversation, conv, turn, conv.cursor, body)
+                conv.cursor += 1
+                return served
+            order_free = self.script.fixtures or self.script.fallback
+            if not order_free:
+                return self.record_mismatch(session, conversation, protocol, location, *problems)
+            chosen = self._fixture(session, conv, protocol, view, body, calls)
+            if isinstance(chosen, list):
                 return self.record_mismatch(
-                    session, conversation, protocol, None, "unknown conversation"
+                    session, conversation, protocol, location, *problems, *chosen
                 )
-            turns = self.script.conversations[conversation]
-            if conv.cursor >= len(turns):
-                return self.record_mismatch(
-                    session, conversation, protocol, None, "the script has no turn left"
-                )
-            turn = turns[conv.cursor]
-            if turn.protocol != protocol:
-                return self.record_mismatch(
-                    session, conversation, protocol, turn.location,
-                    f"next turn is {turn.protocol}, request came on the {protocol} route",
-                )  # fmt: skip
+            fixture, turn = chosen
+            serial = session.fixture_uses.get(fixture.location, 0)
+            session.fixture_uses[fixture.location] = serial + 1
+            return self._serve(session, conversation, conv, turn, serial, body, serial)
+
+    def _conversation(self, session: Session, name: str) -> Conversation | None:
+        found = session.conversations.get(name)
+        if found is None and (self.script.fixtures or self.script.fallback):
+            extra = len(session.conversations) - len(self.script.conversations)
+            if extra < MAX_FIXTURE_CONVERSATIONS:
+                found = session.conversations[name] = Conversation()
+        return found
+
+    def _answered(
+        self, session: Session, conv: Conversation | None, protocol: str, view: RequestView
+    ) -> tuple[tuple[str, str], ...]:
+        """The (call id, name) pairs the request answers: those of the stored response its
+        previous id names, else those of the conversation's previous response."""
+        if isinstance(view.previous_id, str):
+            found = session.store.get(protocol, view.previous_id)
+            if found is not None:
+                return found.served.rendered.calls
+        return conv.previous.calls if conv is not None and conv.previous else ()
+
+    def _ordered(
+        self,
+        conversation: str,
+        conv: Conversation | None,
+        protocol: str,
+        view: RequestView,
+        calls: tuple[tuple[str, str], ...],
+        body: dict[str, Any],
+    ) -> tuple[ScriptTurn | None, str | None, list[str]]:
+        """The next ordered turn, its location and why the request does not match it."""
+        turns = self.script.conversations.get(conversation)
+        if turns is None or conv is None:
+            return None, None, ["unknown conversation"] if self.script.conversations else []
+        if conv.cursor >= len(turns):
+            return None, None, ["the script has no turn left"]
+        turn = turns[conv.cursor]
+        if turn.protocol != protocol:
+            problem = f"next turn is {turn.protocol}, request came on the {protocol} route"
+            return turn, turn.location, [problem]
+        problems = mismatches(
+            turn.expect,
+            view,
+            previous_response_id=conv.previous.response_id if conv.previous else None,
+            previous_calls=calls,
+            body=body,
+        )
+        return turn, turn.location, problems
+
+    def _fixture(
+        self,
+        session: Session,
+        conv: Conversation | None,
+        protocol: str,
+        view: RequestView,
+        body: dict[str, Any],
+        calls: tuple[tuple[str, str], ...],
+    ) -> tuple[Fixture, ScriptTurn] | list[str]:
+        """The first fixture (then the fallback) that answers, or why none does."""
+        notes: list[str] = []
+        previous = conv.previous.response_id if conv is not None and conv.previous else None
+        for fixture in self.script.fixtures:
+            turn = fixture.turn_for(protocol)
+            if turn is None:
+                continue
+            used = session.fixture_uses.get(fixture.location, 0)
+            if fixture.times is not None and used >= fixture.times:
+                notes.append(f"fixture {fixture.location} is used up ({fixture.times} use(s))")
+                continue
             problems = mismatches(
-                turn.expect,
-                provider(protocol).view(body),
-                previous_response_id=conv.previous.response_id if conv.previous else None,
-                previous_calls=conv.previous.calls if conv.previous else (),
+                turn.expect, view, previous_response_id=previous, previous_calls=calls, body=body
             )
-            if problems:
-                return self.record_mismatch(
-                    session, conversation, protocol, turn.location, *problems
-                )
-            model = body.get("model")
-            rendered = self._render(
-                turn,
-                conversation,
-                conv.cursor,
-                body.get("stream") is True,
-                model if isinstance(model, str) else None,
-                body.get("store") is not False,
-            )
-            served = Served(session.test_id, conversation, conv.cursor, turn, rendered, body)
-            conv.cursor += 1
-            conv.previous = rendered
-            return served
+            if not problems:
+                return fixture, turn
+            notes.append(f"fixture {fixture.location}: {'; '.join(problems)}")
+        fallback = self.script.fallback
+        turn = fallback.turn_for(protocol) if fallback is not None else None
+        if fallback is not None and turn is not None:
+            return fallback, turn
+        if not notes:
+            return [f"no fixture serves {protocol}"]
+        hidden = len(notes) - _MAX_FIXTURE_NOTES
+        more = [f"and {hidden} more fixture(s) did not match"] if hidden > 0 else []
+        return notes[:_MAX_FIXTURE_NOTES] + more
+
+    def _serve(
+        self,
+        session: Session,
+        conversation: str,
+        conv: Conversation | None,
+        turn: ScriptTurn,
+        number: int,
+        body: dict[str, Any],
+        serial: int | None = None,
+    ) -> Served:
+        model = body.get("model")
+        rendered = self._render(
+            turn,
+            conversation,
+            number,
+            body.get("stream") is True,
+            model if isinstance(model, str) else None,
+            body.get("store") is not False,
+            serial,
+        )
+        fault = turn.respond.get("fault")
+        answers_error = serial is not None and fault and fault["type"] == "http_error"
+        if conv is not None and not answers_error:
+            conv.previous = rendered  # a fixture's HTTP error is no response to continue
+        return Served(session.test_id, conversation, number, turn, rendered, body, serial)
 
     def _render(
         self,
@@ -204,11 +311,12 @@ class MockState:
         stream: bool,
         model: str | None,
         stored: bool = True,
+        serial: int | None = None,
     ) -> Rendered:
         # A rendered turn depends only on these (seed and baseline are the script's), and
         # every session replays the same script: render each once. Rendered turns are
         # never changed in place (the store copies before it edits), so sharing is safe.
-        key = (conversation, number, stream, model, stored)
+        key = (conversation, turn.protocol, turn.location, number, stream, model, stored)
         found = self._rendered.get(key)
         if found is None:
             if len(self._rendered) >= _MAX_RENDERED:
@@ -222,6 +330,7 @@ class MockState:
                 baseline=self.script.baseline,
                 model=model,
                 stored=stored,
+                serial=serial,
             )
         return found
 

@@ -23,7 +23,7 @@ from ...anthropic_messages import Parser, Turn, _render
 from .._faults_stream import cut
 from .._http import Reply, bearer
 from .._render_turn import arguments, usage
-from .._requests import FunctionResult, RequestView, list_of, texts, tool_names
+from .._requests import FunctionResult, RequestView, last_text, list_of, texts, tool_names
 from . import Endpoint, Event, Ids, Provider, RenderedTurn
 from ._anthropic_messages_checks import check, emitted_index
 
@@ -95,19 +95,28 @@ def http_error(status: int, message: str, retry: int | None) -> Reply:
 
 def view(body: Mapping[str, Any]) -> RequestView:
     messages = [m for m in list_of(body.get("messages")) if isinstance(m, dict)]
-    found: list[str] = []
+    groups: list[list[str]] = []
     results = []
+    names: dict[str, str] = {}  # tool_use id -> name, from the assistant turns replayed
     for message in messages:
         if message.get("role") == "user":
-            found.extend(texts(message.get("content")))
+            groups.append(texts(message.get("content")))
+        elif message.get("role") == "assistant":
+            for block in list_of(message.get("content")):
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    call_id, name = block.get("id"), block.get("name")
+                    if isinstance(call_id, str) and isinstance(name, str):
+                        names[call_id] = name
+    found = [text for group in groups for text in group]
     last = messages[-1] if messages else {}
     if last.get("role") == "user":
         for block in list_of(last.get("content")):
             if isinstance(block, dict) and block.get("type") == "tool_result":
+                call_id = block.get("tool_use_id")
                 results.append(
                     FunctionResult(
-                        block.get("tool_use_id"), None, block.get("content"),
-                        block.get("is_error") is True,
+                        call_id, names.get(call_id) if isinstance(call_id, str) else None,
+                        block.get("content"), block.get("is_error") is True,
                     )
                 )  # fmt: skip
     system = body.get("system")
@@ -119,6 +128,7 @@ def view(body: Mapping[str, Any]) -> RequestView:
         previous_id=None,
         user_text="\n".join(found),
         instructions="\n".join(texts(system)) if system is not None else None,
+        last_user_text=last_text(groups),
     )
 
 

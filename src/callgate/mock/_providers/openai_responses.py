@@ -28,7 +28,7 @@ from ...openai_responses import _render
 from .. import _store
 from .._http import Rendered, Reply, bearer, begin_entry, reply_response, session_of
 from .._render_turn import arguments, usage
-from .._requests import FunctionResult, RequestView, list_of, texts, tool_names
+from .._requests import FunctionResult, RequestView, last_text, list_of, texts, tool_names
 from . import Endpoint, Event, Ids, Provider, RenderedTurn
 from ._openai_responses_checks import check, emitted_index, openai_error
 
@@ -105,16 +105,25 @@ def http_error(status: int, message: str, retry: int | None) -> Reply:
 def view(body: Mapping[str, Any]) -> RequestView:
     inp = body.get("input")
     found: list[str] = []
+    groups: list[list[str]] = []
     results = []
+    names: dict[str, str] = {}  # call_id -> name, from the function_call items replayed
     if isinstance(inp, str):
         found.append(inp)
+        groups.append([inp])
     for item in list_of(inp):
         if not isinstance(item, dict):
             continue
-        if item.get("type") == "function_call_output":
-            results.append(FunctionResult(item.get("call_id"), None, item.get("output"), False))
+        call_id = item.get("call_id")
+        if item.get("type") == "function_call":
+            if isinstance(call_id, str) and isinstance(item.get("name"), str):
+                names[call_id] = item["name"]
+        elif item.get("type") == "function_call_output":
+            name = names.get(call_id) if isinstance(call_id, str) else None
+            results.append(FunctionResult(call_id, name, item.get("output"), False))
         elif item.get("role") == "user":
-            found.extend(texts(item.get("content")))
+            groups.append(texts(item.get("content")))
+            found.extend(groups[-1])
     return RequestView(
         model=body.get("model"),
         stream=body.get("stream") is True,
@@ -123,6 +132,7 @@ def view(body: Mapping[str, Any]) -> RequestView:
         previous_id=body.get("previous_response_id"),
         user_text="\n".join(found),
         instructions=body.get("instructions"),
+        last_user_text=last_text(groups),
     )
 
 
