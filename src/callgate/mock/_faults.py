@@ -149,7 +149,7 @@ def _use(session: Session, armed: Armed) -> None:
 
 
 def _runtime_stream(
-    state: MockState, session: Session, turn: ScriptTurn
+    state: MockState, session: Session, turn: ScriptTurn, events: Any
 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None] | None:
     with state.lock:
         for armed in session.faults:
@@ -157,7 +157,9 @@ def _runtime_stream(
             if (
                 armed.origin == _RUNTIME
                 and armed.protocol in (None, turn.protocol)
-                and (fault is None or (fault["type"] in STREAM_FAULTS and fits(fault, turn)))
+                and (
+                    fault is None or (fault["type"] in STREAM_FAULTS and fits(fault, turn, events))
+                )
             ):
                 _use(session, armed)
                 return fault, armed.pacing
@@ -189,7 +191,7 @@ def stream_plan(state: MockState, session: Session, served: Served) -> StreamPla
     if fault is not None and fault["type"] not in STREAM_FAULTS:
         fault = None
     pacing = turn.respond.get("pacing")
-    runtime = _runtime_stream(state, session, turn)
+    runtime = _runtime_stream(state, session, turn, rendered.events)
     if runtime is not None:
         fault = runtime[0] or fault
         pacing = runtime[1] or pacing

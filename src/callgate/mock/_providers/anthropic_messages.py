@@ -172,6 +172,19 @@ def _event_name(event: Mapping[str, Any]) -> str:
     return str(event["type"])
 
 
+def fault_roles(event: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """A call is a ``tool_use`` block; the terminal is the ``message_delta`` with the stop
+    reason (``message_stop`` follows it)."""
+    kind, index = event["type"], event.get("index")
+    if kind == "content_block_start" and event["content_block"]["type"] == "tool_use":
+        return (("start", index),)
+    if kind == "content_block_delta" and event["delta"]["type"] == "input_json_delta":
+        return (("delta", index),)
+    if kind == "content_block_stop":
+        return (("done", index),)
+    return (("terminal", None),) if kind == "message_delta" else ()
+
+
 # -- stream faults ----------------------------------------------------------------------------
 
 
@@ -347,7 +360,8 @@ PROVIDER = Provider(
     http_error=http_error,
     error_event=error_event,
     truncate=truncate,
-    fault_options=frozenset({"overloaded_529"}),
+    fault_options=frozenset({"overloaded_529", "argument_deltas"}),
+    fault_roles=fault_roles,
     object_arguments=True,
     checks=CHECKS,
     check=_check,

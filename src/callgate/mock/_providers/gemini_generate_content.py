@@ -265,6 +265,19 @@ def truncate(events: list[Event], fault: Mapping[str, Any]) -> list[Event]:
     return events[:-1]
 
 
+def fault_roles(event: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """Each call arrives whole in its chunk's parts; the chunk with the ``finishReason`` is
+    the terminal (it may carry the turn's last parts too)."""
+    candidate = event["candidates"][0]
+    parts = candidate.get("content", {}).get("parts", ())
+    roles: list[tuple[str, Any]] = [
+        ("whole", (id(event), n)) for n, part in enumerate(parts) if "functionCall" in part
+    ]
+    if "finishReason" in candidate:
+        roles.append(("terminal", None))
+    return tuple(roles)
+
+
 def _no_state_routes() -> list[Route]:
     return []
 
@@ -286,6 +299,7 @@ PROVIDER = Provider(
     truncate=truncate,
     statuses=STATUSES,
     object_arguments=True,
+    fault_roles=fault_roles,
     checks=CHECKS,
     check=check,
     request_body=request_body,

@@ -214,6 +214,18 @@ def _event_name(event: Mapping[str, Any]) -> str:
     return str(event["event_type"])
 
 
+def fault_roles(event: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """A call is a ``function_call`` step; the terminal is ``interaction.completed``."""
+    kind, index = event["event_type"], event.get("index")
+    if kind == "step.start" and event["step"]["type"] == "function_call":
+        return (("start", index),)
+    if kind == "step.delta" and event["delta"]["type"] == "arguments_delta":
+        return (("delta", index),)
+    if kind == "step.stop":
+        return (("done", index),)
+    return (("terminal", None),) if kind == "interaction.completed" else ()
+
+
 # -- stream faults ----------------------------------------------------------------------------
 
 
@@ -389,7 +401,8 @@ PROVIDER = Provider(
     http_error=http_error,
     error_event=error_event,
     truncate=truncate,
-    fault_options=frozenset({"duplicate_different"}),
+    fault_options=frozenset({"duplicate_different", "argument_deltas"}),
+    fault_roles=fault_roles,
     object_arguments=True,
     previous_key="previous_interaction_id",
     checks=CHECKS,

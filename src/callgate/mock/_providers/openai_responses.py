@@ -179,6 +179,18 @@ def _event_name(event: Mapping[str, Any]) -> str:
     return str(event["type"])
 
 
+def fault_roles(event: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """A call is an output item: added, argument deltas, done; then a terminal event."""
+    kind, index = event["type"], event.get("output_index")
+    if kind == "response.output_item.added" and event["item"]["type"] == "function_call":
+        return (("start", index),)
+    if kind == "response.function_call_arguments.delta":
+        return (("delta", index),)
+    if kind == "response.output_item.done":
+        return (("done", index),)
+    return (("terminal", None),) if kind in _TERMINALS else ()
+
+
 # -- stream faults ----------------------------------------------------------------------------
 
 
@@ -332,7 +344,8 @@ PROVIDER = Provider(
     http_error=http_error,
     error_event=error_event,
     truncate=truncate,
-    fault_options=frozenset({"error_shape"}),
+    fault_options=frozenset({"error_shape", "argument_deltas"}),
+    fault_roles=fault_roles,
     statuses=STATUSES,
     previous_key="previous_response_id",
     checks=CHECKS,
