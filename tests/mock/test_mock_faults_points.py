@@ -29,7 +29,9 @@ PARSERS = {
 
 
 def _turn(protocol: str, fault: dict[str, Any], **respond: Any) -> dict[str, Any]:
-    calls = [{"name": n, "arguments": a} for n, a in zip(("get_weather", "get_time"), ARGS)]
+    calls = [
+        {"name": n, "arguments": a} for n, a in zip(("get_weather", "get_time"), ARGS, strict=True)
+    ]
     return {
         "protocol": protocol,
         "respond": {"text": "Hi", "calls": calls, "chunking": {"fixed": 3}, "fault": fault,
@@ -130,7 +132,8 @@ def test_before_terminal_withholds_only_the_terminal(protocol: str) -> None:
     raw = _stream(protocol, {"type": "disconnect", "before_terminal": True})
     events = _events(raw)
     full = _events(_stream(protocol, {"type": "disconnect", "after": 10_000}))
-    assert _terminal(protocol, full) and not _terminal(protocol, events)
+    assert _terminal(protocol, full)
+    assert not _terminal(protocol, events)
     if protocol == "anthropic_messages":
         assert events == full[:-2]  # message_delta and message_stop
     else:
@@ -146,10 +149,10 @@ def test_a_duplicate_and_a_swap_at_a_named_point(protocol: str) -> None:
     full = _events(_stream(protocol, {"type": "disconnect", "after": 10_000}))
     dup = _events(_stream(protocol, {"type": "duplicate", "before_terminal": True}))
     cut = len(full) - (2 if protocol == "anthropic_messages" else 1)
-    assert dup == full[:cut] + [full[cut - 1]] + full[cut:]
+    assert dup == [*full[:cut], full[cut - 1], *full[cut:]]
     swapped = _events(_stream(protocol, {"type": "out_of_order", "before_terminal": True}))
     if protocol == "anthropic_messages":
-        assert swapped == full[:cut] + [full[cut + 1], full[cut]]
+        assert swapped == [*full[:cut], full[cut + 1], full[cut]]
     else:
         assert swapped == full[: cut - 1] + [full[cut], full[cut - 1]]
 
