@@ -154,7 +154,7 @@ def test_a_duplicate_and_a_swap_at_a_named_point(protocol: str) -> None:
     if protocol == "anthropic_messages":
         assert swapped == [*full[:cut], full[cut + 1], full[cut]]
     else:
-        assert swapped == full[: cut - 1] + [full[cut], full[cut - 1]]
+        assert swapped == [*full[: cut - 1], full[cut], full[cut - 1]]
 
 
 # -- refused at load ---------------------------------------------------------------------------
