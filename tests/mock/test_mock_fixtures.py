@@ -531,3 +531,24 @@ def test_a_fixtures_only_script_is_done_from_the_start() -> None:
 
     with MockServer(agent_script()) as server:
         server.assert_script_done()
+
+
+def test_the_python_builder_adds_fixtures_and_a_fallback() -> None:
+    from callgate.mock import ScriptBuilder, call
+
+    script = (
+        ScriptBuilder(seed=2)
+        .fixture("openai_responses", match={"tools": [TOOL]}, times=1, calls=[call(TOOL)])
+        .fixture(match={"last_user_text": "hi"}, text="hello")
+        .fallback(text="sorry")
+        .build()
+    )
+    assert dict(script.conversations) == {}
+    assert [f.times for f in script.fixtures] == [1, None]
+    assert set(script.fixtures[1].turns) == set(PROTOCOLS)
+    client = Client(script)
+    ask = first_request("openai_responses", "weather")
+    assert calls_of("openai_responses", client.ok("openai_responses", ask)) == [TOOL]
+    assert text_of("openai_responses", client.ok("openai_responses", ask)) == "sorry"
+    hi = first_request("gemini_generate_content", "hi", ())
+    assert text_of("gemini_generate_content", client.ok("gemini_generate_content", hi)) == "hello"

@@ -15,7 +15,7 @@ Top level: ``{"seed": int, "baseline": "2026-11" | "2026-07-21", "turns": [...]}
 between SDK revisions (e.g. ``name`` on OpenAI's ``function_call_arguments.done``).
 Order-free ``"fixtures": [{"protocol", "match", "respond", "times"}]`` and a
 ``"fallback": {"protocol", "respond"}`` may stand beside the turns or replace them
-(:mod:`callgate.mock._fixtures`: which answers a request, and the match keys below).
+(:mod:`callgate.mock._fixtures`: which answers a request, and the newer match keys).
 
 Turn shape::
 
@@ -28,10 +28,7 @@ Turn shape::
                 "previous_id": "previous" | "present" | "absent" | str,
                                   # previous_response_id / previous_interaction_id
                 "text_contains": str, "instructions": str, "system": str,
-                "last_user_text" | "last_user_text_contains" | "last_user_text_regex": str,
-                "tool_results": [name, ...], "has_tool_results": bool,
-                "jsonpath": {"path": str, "exists" | "equals" | "contains" | "regex": ...}
-                            | [...]},   # see mock._fixtures and mock._jsonpath
+                "last_user_text...", "tool_results", "has_tool_results", "jsonpath"},
      "respond": {"text": str, "calls": [{"name": str, "arguments": object | "raw": str,
                                           "id": str}],
                  "reasoning": {"summary": str, "signature": str},
@@ -63,7 +60,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import os
-import random
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -72,6 +68,7 @@ from .._digest import canonical_bytes
 from .._errors import CallgateError, UsageError
 from .._json import loads_strict
 from ..contracts import CURRENT_REVISION, REVISIONS
+from ._chunking import MAX_SEED, check_chunking, make_splitter
 from ._fixtures import MATCH_KEYS, Fixture, check_match, parse_fixtures
 from ._providers import PROTOCOLS, provider
 
@@ -98,7 +95,6 @@ _RESPOND_KEYS = {
 _RESULT_KEYS = {"call_id", "name", "call", "output", "output_contains", "is_error"}
 _CALL_KEYS = {"name", "arguments", "raw", "id"}
 _USAGE_KEYS = {"input_tokens", "output_tokens"}
-MAX_SEED = 2**64  # |seed| below this: ids and chunk plans format it as text
 MAX_TOKENS = 2**53  # a usage count (exact in every JSON reader)
 
 
@@ -146,29 +142,6 @@ class Script:
         return _parse_script(obj, path)
 
 
-def make_splitter(plan: Any) -> Callable[[str], list[str]]:
-    """Chunk plan -> splitter. Assumes ``plan`` was validated."""
-    if plan == "whole":
-        return lambda text: [text] if text else []
-    if plan == "char":
-        return list
-    if "fixed" in plan:
-        size = plan["fixed"]
-        return lambda text: [text[i : i + size] for i in range(0, len(text), size)]
-    seed, most = plan["random"]["seed"], plan["random"]["max"]
-
-    def random_pieces(text: str) -> list[str]:
-        rng = random.Random(f"{seed}:{text}")  # noqa: S311 - a chunk plan, not crypto
-        pieces, pos = [], 0
-        while pos < len(text):
-            step = rng.randint(1, most)
-            pieces.append(text[pos : pos + step])
-            pos += step
-        return pieces
-
-    return random_pieces
-
-
 def load_script(path: str | os.PathLike[str]) -> Script:
     """Load and validate a JSON script file. Raises :class:`ScriptError` with the path."""
     name = os.fspath(path)
@@ -190,7 +163,9 @@ class ScriptBuilder:
     """Build a :class:`Script` in Python with the same dicts a file holds.
 
     ``builder.turn("openai_responses", expect={...}, text="hi", calls=[...])`` appends a
-    turn to ``conversation`` (default ``"default"``); ``build()`` validates everything.
+    turn to ``conversation`` (default ``"default"``); ``fixture(protocol, match={...},
+    times=n, text=...)`` and ``fallback(protocol, text=...)`` add order-free answers
+    (``protocol=None``: every protocol); ``build()`` validates everything.
     """
 
     def __init__(
@@ -204,6 +179,7 @@ class ScriptBuilder:
         self._baseline = baseline
         self._validation = dict(validation or {})
         self._conversations: dict[str, list[dict[str, Any]]] = {}
+        self._order_free: dict[str, Any] = {}
 
     def turn(
         self,
@@ -218,13 +194,34 @@ class ScriptBuilder:
         )
         return self
 
+    def fixture(self, protocol: str | None = None, *, match: Mapping[str, Any] | None = None,
+                times: int | None = None, **respond: Any) -> ScriptBuilder:  # fmt: skip
+        spec = {
+            "protocol": protocol,
+            "match": dict(match or {}),
+            "respond": respond,
+            "times": times,
+        }
+        self._order_free.setdefault("fixtures", []).append(
+            {key: value for key, value in spec.items() if value is not None}
+        )
+        return self
+
+    def fallback(self, protocol: str | None = None, **respond: Any) -> ScriptBuilder:
+        self._order_free["fallback"] = {"respond": respond} | (
+            {"protocol": protocol} if protocol else {}
+        )
+        return self
+
     def build(self) -> Script:
         doc = {
             "seed": self._seed,
             "baseline": self._baseline,
             "validation": self._validation,
-            "conversations": self._conversations,
+            **self._order_free,
         }
+        if self._conversations or not self._order_free:
+            doc["conversations"] = self._conversations
         return _parse_script(copy.deepcopy(doc), None)
 
 
@@ -372,7 +369,9 @@ def _parse_turn(ctx: _Ctx, turn: Any, loc: str) -> ScriptTurn:
         usage = ctx.obj(respond["usage"], f"{loc}/respond/usage", _USAGE_KEYS)
         for key, value in usage.items():
             ctx.bounded(value, f"{loc}/respond/usage/{key}", 0, MAX_TOKENS)
-    _check_chunking(ctx, respond.get("chunking", "whole"), f"{loc}/respond/chunking")
+    problem = check_chunking(respond.get("chunking", "whole"))
+    if problem is not None:
+        raise ctx.fail(f"{loc}/respond/chunking", problem)
     if respond.get("interleave", "sequential") not in ("sequential", "round_robin"):
         raise ctx.fail(f"{loc}/respond/interleave", "interleave is 'sequential' or 'round_robin'")
     if "disconnect_after" in respond:
@@ -420,18 +419,3 @@ def _object_text(text: str) -> bool:
         return not text or isinstance(loads_strict(text), dict)
     except CallgateError:
         return False
-
-
-def _check_chunking(ctx: _Ctx, plan: Any, loc: str) -> None:
-    if plan in ("whole", "char"):
-        return
-    if isinstance(plan, dict) and set(plan) == {"fixed"}:
-        size = plan["fixed"]
-        if type(size) is int and size > 0:
-            return
-    if isinstance(plan, dict) and set(plan) == {"random"} and isinstance(plan["random"], dict):
-        spec = plan["random"]
-        ints = set(spec) == {"seed", "max"} and all(type(v) is int for v in spec.values())
-        if ints and spec["max"] > 0 and abs(spec["seed"]) < MAX_SEED:
-            return
-    raise ctx.fail(loc, "chunking is 'whole', 'char', {'fixed': n} or {'random': {'seed', 'max'}}")
