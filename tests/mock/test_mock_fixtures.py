@@ -552,3 +552,33 @@ def test_the_python_builder_adds_fixtures_and_a_fallback() -> None:
     assert text_of("openai_responses", client.ok("openai_responses", ask)) == "sorry"
     hi = first_request("gemini_generate_content", "hi", ())
     assert text_of("gemini_generate_content", client.ok("gemini_generate_content", hi)) == "hello"
+
+
+@pytest.mark.parametrize("protocol", ["openai_responses", "gemini_interactions"])
+def test_each_stored_use_of_a_fixture_reads_back_as_it_was_streamed(protocol: str) -> None:
+    import httpx
+
+    from callgate.mock import MockServer
+
+    script = Script.from_dict(
+        {"fixtures": [{"respond": {"text": "stored", "calls": [{"name": TOOL}],
+                                   "chunking": "char"}}]}
+    )  # fmt: skip
+    route = (
+        "/openai/v1/responses" if protocol == "openai_responses" else ("/gemini/v1/interactions")
+    )
+    with MockServer(script) as server, httpx.Client(base_url=server.url) as http:
+        ids = []
+        for _ in range(2):
+            body = {**first_request(protocol, "x"), "stream": True}
+            sent = http.post(route, json=body, headers=AUTH[protocol])
+            assert sent.status_code == 200
+            terminal = [json.loads(line[6:]) for line in sent.text.splitlines()
+                        if line.startswith("data: ")][-1]  # fmt: skip
+            ids.append((terminal.get("response") or terminal.get("interaction"))["id"])
+        assert ids[0] != ids[1]
+        for got_id in ids:
+            got = http.get(f"{route}/{got_id}", headers=AUTH[protocol])
+            assert got.status_code == 200
+            assert got.json()["id"] == got_id
+            assert TOOL in got.text

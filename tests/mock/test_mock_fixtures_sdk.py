@@ -178,3 +178,47 @@ def test_google_genai_automatic_function_calling_replays_history_into_fixtures(
     )
     assert _outcomes(server)[-2:] == [(503, "fault"), (200, "matched")]
     assert server.mismatches == []
+
+
+def _readme_script() -> Script:
+    """The README's first mock example, as written there."""
+    from callgate.mock import ScriptBuilder, call
+
+    return (
+        ScriptBuilder(seed=1, baseline=BASELINE)
+        .turn("openai_responses", expect={"tools": ["get_weather"]},
+              calls=[call("get_weather", city="Paris")], chunking="char")
+        .turn("openai_responses", expect={
+              "function_results": [{"name": "get_weather", "output": "sunny"}]},
+              text="It is sunny.")
+        .fixture(match={"last_user_text_contains": "title"}, text="Weather in Paris")
+        .build()
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("stateful", [True, False])
+def test_the_readme_example_serves_a_stateful_and_a_history_replaying_client(
+    stateful: bool,
+) -> None:
+    with (
+        MockServer(_readme_script()) as server,
+        openai.OpenAI(base_url=server.openai_base_url, api_key="test", max_retries=0,
+                      _strict_response_validation=True) as client,
+    ):  # fmt: skip
+        prior = [{"role": "user", "content": ASK}]
+        first = client.responses.create(model=MODEL, input=prior, tools=OAI_TOOLS)
+        title = client.responses.create(model=MODEL, input="Write a title for this chat")
+        assert title.output_text == "Weather in Paris"
+        turn = oai.parse_response(first.to_dict())
+        results = [ToolResult(turn.calls[0].call_id, "sunny")]
+        common = {"model": MODEL, "instructions": None, "tools": OAI_TOOLS}
+        if stateful:
+            request = oai.build_stateful_continuation(
+                turn, results, previous_response_was_stored=True, store=True, **common
+            )
+        else:
+            request = oai.build_stateless_continuation(
+                turn, results, prior_input_items=prior, store=True, **common
+            )
+        assert client.responses.create(**request).output_text == "It is sunny."
+        server.assert_script_done()
