@@ -582,3 +582,98 @@ def test_each_stored_use_of_a_fixture_reads_back_as_it_was_streamed(protocol: st
             assert got.status_code == 200
             assert got.json()["id"] == got_id
             assert TOOL in got.text
+
+
+# -- hostile requests: a mismatch or an answer, never a crash ----------------------------------
+
+_KEYS = ["type", "role", "call_id", "tool_use_id", "id", "name", "content", "text", "parts",
+         "functionResponse", "functionCall", "output", "result", "response"]  # fmt: skip
+
+
+def _hostile() -> Any:
+    from hypothesis import strategies as st
+
+    scalars = st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(
+        ["", "user", "assistant", "model", "function_call", "function_call_output", "tool_use",
+         "tool_result", "function_result", "user_input", "text", TOOL, "hi"]
+    )  # fmt: skip
+    values = st.recursive(
+        scalars,
+        lambda inner: (
+            st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(_KEYS), inner, max_size=4)
+        ),
+        max_leaves=12,
+    )
+    top = ["input", "messages", "contents", "tools", "model", "previous_response_id",
+           "previous_interaction_id", "system", "instructions", "stream"]  # fmt: skip
+    return st.dictionaries(st.sampled_from(top), values, max_size=5)
+
+
+EVERY_KEY = {
+    "model": "m", "tools": [TOOL], "last_user_text": "hi", "last_user_text_contains": "h",
+    "last_user_text_regex": "h.", "tool_results": [TOOL], "has_tool_results": True,
+    "previous_id": "present", "text_contains": "h",
+    "function_results": [{"call": 0, "output": "x"}, {"name": TOOL, "output_contains": "x"},
+                         {"call_id": "c", "is_error": False}],
+    "jsonpath": [{"path": "$.input[*].content[0].text", "regex": "h"},
+                 {"path": "$['messages'][-1].content", "contains": "x"},
+                 {"path": "$.*", "equals": [1]}],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("validation", [True, False])
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_hostile_requests_get_an_answer_or_a_mismatch_never_a_crash(
+    protocol: str, validation: bool
+) -> None:
+    from hypothesis import HealthCheck, given, settings
+
+    from callgate.mock._validate import CHECKS
+
+    switches = {} if validation else dict.fromkeys(CHECKS, False)
+    script = Script.from_dict(
+        {"validation": switches, "turns": [{"protocol": protocol, "expect": EVERY_KEY}],
+         "fixtures": [{"match": EVERY_KEY, "respond": {"calls": [{"name": TOOL}]}}]}
+    )  # fmt: skip
+    client = Client(script)
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(_hostile())
+    def check(body: dict[str, Any]) -> None:
+        status, _ = client.send(protocol, body)
+        assert status in (200, 400, 404)
+
+    check()
+
+
+_ODD = [1]  # an id no provider accepts: a list
+ODD_SHAPES = [
+    ("openai_responses", {"input": [{"type": "function_call", "call_id": _ODD, "name": _ODD},
+                                    {"type": "function_call_output", "call_id": _ODD}]}),
+    ("gemini_interactions", {"input": [{"type": "function_call", "id": _ODD, "name": _ODD},
+                                       {"type": "function_result", "call_id": _ODD}]}),
+    ("anthropic_messages", {"messages": [
+        {"role": "assistant", "content": [{"type": "tool_use", "id": _ODD, "name": _ODD}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": _ODD}]}]}),
+    ("anthropic_messages", {"messages": [
+        {"role": "assistant", "content": [{"type": "thinking", "signature": _ODD}]}]}),
+    ("gemini_generate_content", {"contents": [
+        {"role": "model", "parts": [{"functionCall": {"name": _ODD}, "thoughtSignature": _ODD}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": _ODD, "id": _ODD}}]}]}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("validation", [True, False])
+@pytest.mark.parametrize(("protocol", "body"), ODD_SHAPES)
+def test_ids_of_a_shape_no_api_accepts_get_a_400_not_a_crash(
+    protocol: str, body: dict[str, Any], validation: bool
+) -> None:
+    from callgate.mock._validate import CHECKS
+
+    switches = {} if validation else dict.fromkeys(CHECKS, False)
+    script = Script.from_dict(
+        {"validation": switches, "turns": [{"protocol": protocol, "expect": EVERY_KEY}],
+         "fixtures": [{"match": EVERY_KEY, "respond": {"text": "x"}}]}
+    )  # fmt: skip
+    status, answer = Client(script).send(protocol, body)
+    assert status == 400, answer

@@ -111,12 +111,20 @@ def _answering(
 ) -> list[FunctionResult]:
     """The results answering the calls being answered, if any does; else all of them."""
     ids = {call_id for call_id, _ in previous_calls}
-    answering = [r for r in view.results if r.call_id in ids]
+    answering = [r for r in view.results if _id(r) in ids]
     return answering or list(view.results)
 
 
+def _id(result: FunctionResult) -> str | None:
+    """A result's call id as a key (a value of the wrong shape as its repr, never a crash)."""
+    call_id = result.call_id
+    return call_id if call_id is None or isinstance(call_id, str) else repr(call_id)
+
+
 def _name_of(result: FunctionResult, names: Mapping[str, str]) -> str | None:
-    return result.name or names.get(result.call_id or "")
+    if isinstance(result.name, str) and result.name:
+        return result.name
+    return names.get(_id(result) or "")
 
 
 def _presence_problems(
@@ -200,9 +208,9 @@ def _result_problems(
     names = dict(previous_calls)
     by_id: dict[str | None, FunctionResult] = {}
     for sent in view.results:
-        if sent.call_id in by_id:
+        if _id(sent) in by_id:
             problems.append(f"two results for call_id {sent.call_id!r}")
-        by_id[sent.call_id] = sent
+        by_id[_id(sent)] = sent
     pool = _answering(view, previous_calls)
     ambiguous: set[str] = set()
     for spec in wanted:
@@ -262,5 +270,5 @@ def _by_call(
     name = previous_calls[at][1]
     ordinal = sum(1 for _, n in previous_calls[:at] if n == name)
     known = {cid for cid, _ in previous_calls}
-    idless = [r for r in view.results if r.call_id not in known and r.name == name]
+    idless = [r for r in view.results if _id(r) not in known and r.name == name]
     return label, idless[ordinal] if ordinal < len(idless) else None, None
