@@ -677,3 +677,27 @@ def test_ids_of_a_shape_no_api_accepts_get_a_400_not_a_crash(
     )  # fmt: skip
     status, answer = Client(script).send(protocol, body)
     assert status == 400, answer
+
+
+@pytest.mark.parametrize("protocol", ["openai_responses", "gemini_interactions"])
+def test_a_title_request_between_turns_leaves_previous_to_the_ordered_turn(
+    protocol: str,
+) -> None:
+    key = "previous_response_id" if protocol == "openai_responses" else "previous_interaction_id"
+    script = Script.from_dict(
+        {"turns": [
+            {"protocol": protocol, "expect": {"tools": [TOOL]},
+             "respond": {"calls": [{"name": TOOL}]}},
+            {"protocol": protocol, "respond": {"text": "done"},
+             "expect": {"previous_id": "previous",
+                        "function_results": [{"call": 0, "output": "ok"}]}},
+         ],
+         "fixtures": [{"match": {"last_user_text_contains": "title"}, "respond": {"text": "T"}}]}
+    )  # fmt: skip
+    client = Client(script)
+    ask = first_request(protocol, "weather")
+    answer = client.ok(protocol, ask)
+    assert text_of(protocol, client.ok(protocol, first_request(protocol, "a title?", ()))) == "T"
+    full = replay(protocol, ask, answer, ["ok"])
+    follow = {"model": MODEL, key: answer["id"], "input": full["input"][-1:]}
+    assert text_of(protocol, client.ok(protocol, follow)) == "done"

@@ -13,8 +13,9 @@ A request of a conversation is served by, in this order: the conversation's next
 turn, if it matches; else the first fixture, in file order, on the request's protocol whose
 ``match`` holds and which has uses left; else the ``fallback``; else the mismatch reply
 naming the ordered turn's problems and each fixture's. A fixture never moves a
-conversation's cursor, but its response becomes the conversation's previous response
-(``previous_id: "previous"``, results named by function or call position). Each use is
+conversation's cursor; in a conversation of fixtures only, its response becomes the
+previous response (``previous_id: "previous"``, results named by call position), while
+in one with ordered turns the previous response stays the last turn's. Each use is
 rendered with ids of its own (the same script gives the same ids in every session).
 
 A fixture whose respond holds an ``http_error`` fault answers that error on each use

@@ -299,8 +299,12 @@ class MockState:
         )
         fault = turn.respond.get("fault")
         answers_error = serial is not None and fault and fault["type"] == "http_error"
-        if conv is not None and not answers_error:
-            conv.previous = rendered  # a fixture's HTTP error is no response to continue
+        # In a conversation of ordered turns, fixtures answer around the story (a title
+        # request, a retry): "previous" stays its last turn's response. A fixture's HTTP
+        # error is no response to continue.
+        side = serial is not None and conversation in self.script.conversations
+        if conv is not None and not answers_error and not side:
+            conv.previous = rendered
         return Served(session.test_id, conversation, number, turn, rendered, body, serial)
 
     def _render(
