@@ -49,7 +49,8 @@ test: lint typecheck
 	$(MAKE) test-baseline
 
 # The official-SDK conformance tests again, against the 2026-07-21 baseline SDKs.
-BASELINE_TESTS = tests/mock/test_mock_sdk_conformance.py tests/mock/test_mock_ggc_sdk_conformance.py
+BASELINE_TESTS = tests/mock/test_mock_sdk_conformance.py tests/mock/test_mock_ggc_sdk_conformance.py \
+  tests/mock/test_mock_hosted_openai_sdk.py
 BASELINE_TESTS += tests/mock/test_mock_fixtures_sdk.py tests/mock/test_mock_faults_points_sdk.py
 test-baseline: $(BSTAMP)
 	$(BASE)/bin/python -m pytest $(BASELINE_TESTS)
@@ -64,7 +65,7 @@ fuzz: $(STAMP)
 	  $(BIN)/python -m pytest tests/fuzz -q -s -p no:cacheprovider
 
 # The ledger's crash matrix in full: every fault point x effect class x store, and on the
-# model side every point of the host loop x effect class x store x protocol (780 cells).
+# model side every point of the host loop x effect class x store x protocol mode (1,092 cells).
 crash-matrix: $(STAMP)
 	CALLGATE_CRASH_MATRIX=full $(BIN)/python -m pytest -q \
 	  tests/ledger/test_ledger_crash.py tests/ledger/test_ledger_crash_loop.py

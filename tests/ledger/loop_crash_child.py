@@ -29,6 +29,7 @@ def loop_for(ledger, protocol, store, tool, remote, base_url, conv, worker, kill
         tools=specs,
         model="model-x",
         store=store == "stateful",
+        threads=store == "threads",  # Anthropic message threads
         headers={"x-callgate-conversation": conv},
         worker_id=worker,
         lease_seconds=5.0,

@@ -10,7 +10,9 @@ lost before it was identified, or on a protocol that cannot fetch it, is re-sent
 file: applications <= 1, exactly 1 for the classes that protect it and wherever an
 operator or verifier settled a lost attempt. Bounded by default (every point once, a
 rotating product of protocols, classes and stores); ``CALLGATE_CRASH_MATRIX=full`` runs
-every point x class x store x protocol.
+every point x class x store x protocol. On Anthropic message threads a re-sent
+continuation finds its message already continued and the loop replays the conversation in
+a new thread: the provider sees the same answers asked as without threads.
 """
 
 from __future__ import annotations
@@ -39,8 +41,10 @@ VARIANTS = {
     "openai-stateful": ("openai_responses", "stateful"),
     "openai-stateless": ("openai_responses", "stateless"),
     "anthropic": ("anthropic_messages", "stateful"),
+    "anthropic-threads": ("anthropic_messages", "threads"),
     "gemini-stateful": ("gemini_interactions", "stateful"),
     "gemini-stateless": ("gemini_interactions", "stateless"),
+    "gemini-generate-content": ("gemini_generate_content", "stateless"),
 }
 STORES = ("sqlite", "postgres")
 FINAL = "Done."
@@ -102,6 +106,7 @@ def _base(server: MockServer, variant: str) -> str:
         "openai_responses": server.openai_base_url,
         "anthropic_messages": server.anthropic_base_url,
         "gemini_interactions": server.gemini_base_url,
+        "gemini_generate_content": server.gemini_base_url,
     }[protocol]
 
 
@@ -182,9 +187,24 @@ def test_sigkill_of_the_host_loop_never_repeats_a_turn_or_an_effect(
     assert is_legal_trail(trail), [(e.from_state, e.event, e.to_state) for e in trail]
     consumed = [a for a in approvals if a[2] is not None]
     assert len({a[0] for a in consumed}) == len(consumed)
+    if mode == "threads" and answers == 2:
+        _check_thread_replay(posts[asks:])
+        return
     continuations = [p.body for p in posts[asks:]]
     assert len(continuations) == answers
     assert all(body == continuations[0] for body in continuations)  # the same results
+
+
+def _check_thread_replay(continuations: list[Any]) -> None:
+    """The lost continuation, its re-send refused (already continued), then the whole
+    conversation in a new thread ending with the very same results."""
+    lost, refused, replay = continuations
+    assert [lost.outcome, refused.outcome, replay.outcome] == ["matched", "rejected", "matched"]
+    assert refused.body == lost.body
+    assert refused.response["error"]["details"]["error_code"] == "thread_already_continued"
+    assert replay.body["thread"] == {"type": "create"}
+    new = lost.body["messages"]
+    assert replay.body["messages"][-len(new) :] == new
 
 
 def test_the_cell_table_covers_every_point(tmp_path: Path) -> None:

@@ -17,9 +17,12 @@ VARIANTS = {
     "openai-stateful": ("openai_responses", True),
     "openai-stateless": ("openai_responses", False),
     "anthropic": ("anthropic_messages", True),
+    "anthropic-threads": ("anthropic_messages", True),
     "gemini-stateful": ("gemini_interactions", True),
     "gemini-stateless": ("gemini_interactions", False),
+    "gemini-generate-content": ("gemini_generate_content", False),  # stateless only
 }
+THREADED = frozenset({"anthropic-threads"})  # HostLoop(threads=True)
 MODEL = "model-x"
 FINAL = "Refunded order 42."
 
@@ -29,6 +32,7 @@ def base_url(server: MockServer, protocol: str) -> str:
         "openai_responses": server.openai_base_url,
         "anthropic_messages": server.anthropic_base_url,
         "gemini_interactions": server.gemini_base_url,
+        "gemini_generate_content": server.gemini_base_url,
     }[protocol]
 
 
@@ -115,6 +119,7 @@ def make_loop(
         tools=specs,
         model=MODEL,
         store=store,
+        threads=variant in THREADED,
         headers={"x-callgate-conversation": conversation or variant},
         retry_backoff=0.0,
         **kw,

@@ -31,8 +31,12 @@ def test_the_loop_runs_a_tool_once_and_reaches_the_final_answer(
     assert remote_count(remote) == 1
     assert len(posts) == 2
     second = posts[1].body
-    assert second["stream"] is True
-    if protocol != "anthropic_messages":
+    if protocol == "gemini_generate_content":  # the model and the stream are in the path
+        assert posts[1].path.endswith(":streamGenerateContent")
+        assert [c["role"] for c in second["contents"]] == ["user", "model", "user"]
+    else:
+        assert second["stream"] is True
+    if protocol in ("openai_responses", "gemini_interactions"):
         assert second["store"] is store
         previous = (
             "previous_response_id"

@@ -17,16 +17,22 @@ import pytest
 
 from callgate.mock import MockServer, ScriptBuilder, call
 
-pytestmark = pytest.mark.skipif(
-    tuple(int(p) for p in anthropic.__version__.split(".")[:2]) < (2, 14),
-    reason="message threads arrived in anthropic 2.14.0",
+from .thread_wire import (
+    BETA,
+    FIRST,
+    MODEL,
+    RESULTS,
+    TOOLS,
+    answer,
+    client_for,
+    continue_,
+    create,
+    details,
+    needs_threads,
+    serve,
 )
 
-BETA = "message-threads-2026-08-12"
-MODEL = "thread-model"
-TOOLS = [{"name": "get_weather", "input_schema": {"type": "object"}}]
-RESULTS = [{"name": "get_weather", "output": "sunny"}]
-FIRST = [{"role": "user", "content": "Weather in Paris?"}]
+pytestmark = needs_threads
 
 
 def _script() -> Any:
@@ -46,104 +52,60 @@ def _script() -> Any:
     return b.build()
 
 
-_OPEN: list[anthropic.Anthropic] = []
-
-
 @pytest.fixture
 def server() -> Iterator[MockServer]:
-    with MockServer(_script()) as running:
-        yield running
-        while _OPEN:
-            _OPEN.pop().close()
-
-
-def _client(server: MockServer, conversation: str) -> anthropic.Anthropic:
-    client = anthropic.Anthropic(
-        base_url=server.anthropic_base_url,
-        api_key="k",
-        max_retries=0,
-        _strict_response_validation=True,
-        default_headers={"x-callgate-conversation": conversation},
-    )
-    _OPEN.append(client)
-    return client
-
-
-def _create(client: anthropic.Anthropic, **extra: Any) -> Any:
-    return client.beta.messages.create(
-        model=MODEL, max_tokens=256, system="Be brief.", tools=TOOLS, messages=FIRST,
-        thread={"type": "create"}, betas=[BETA], **extra,
-    )  # fmt: skip
-
-
-def _answer(message: Any) -> list[dict[str, Any]]:
-    (use,) = [b for b in message.content if b.type == "tool_use"]
-    return [{"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": use.id, "content": "sunny"}]}]  # fmt: skip
-
-
-def _continue(client: anthropic.Anthropic, previous: Any, **extra: Any) -> Any:
-    extra.setdefault("messages", _answer(previous))
-    return client.beta.messages.create(
-        model=MODEL, max_tokens=256, betas=[BETA],
-        thread={"type": "continue", "previous_message_id": previous.id}, **extra,
-    )  # fmt: skip
-
-
-def _details(exc: anthropic.APIStatusError) -> Any:
-    assert isinstance(exc.body, dict)
-    return exc.body["error"]["details"]
+    yield from serve(_script())
 
 
 def test_thread_continue_sends_only_the_new_turn_and_the_mock_rebuilds_history(
     server: MockServer,
 ) -> None:
-    client = _client(server, "a")
-    first = _create(client)
-    second = _continue(client, first)
+    client = client_for(server, "a")
+    first = create(client)
+    second = continue_(client, first)
     assert [b.text for b in second.content if b.type == "text"] == ["Sunny."]
     sent = server.journal.last(conversation="a").body  # the journal keeps what was sent
-    assert sent["messages"] == _answer(first)
+    assert sent["messages"] == answer(first)
     assert "system" not in sent
 
 
 def test_thread_unknown_previous_id_is_thread_not_found_404(server: MockServer) -> None:
-    client = _client(server, "b")
+    client = client_for(server, "b")
     first = client.beta.messages.create(model=MODEL, max_tokens=256, tools=TOOLS, messages=FIRST)
     with pytest.raises(anthropic.NotFoundError) as caught:
-        _continue(client, first)  # created without a thread: nothing is held
+        continue_(client, first)  # created without a thread: nothing is held
     assert caught.value.status_code == 404
-    assert _details(caught.value) == {"error_code": "thread_not_found"}
+    assert details(caught.value) == {"error_code": "thread_not_found"}
     assert caught.value.body["error"]["type"] == "not_found_error"  # type: ignore[index]
 
 
 def test_thread_message_continued_twice_is_thread_already_continued(server: MockServer) -> None:
-    client = _client(server, "c")
-    first = _create(client)
-    _continue(client, first)
+    client = client_for(server, "c")
+    first = create(client)
+    continue_(client, first)
     with pytest.raises(anthropic.BadRequestError) as caught:
-        _continue(client, first)
-    assert _details(caught.value) == {"error_code": "thread_already_continued"}
+        continue_(client, first)
+    assert details(caught.value) == {"error_code": "thread_already_continued"}
 
 
 def test_thread_changed_system_is_thread_fingerprint_mismatch(server: MockServer) -> None:
-    client = _client(server, "d")
-    first = _create(client)
+    client = client_for(server, "d")
+    first = create(client)
     with pytest.raises(anthropic.BadRequestError) as caught:
-        _continue(client, first, system="Be verbose.")
-    assert _details(caught.value) == {"error_code": "thread_fingerprint_mismatch"}
+        continue_(client, first, system="Be verbose.")
+    assert details(caught.value) == {"error_code": "thread_fingerprint_mismatch"}
     assert "system" in caught.value.body["error"]["message"]  # type: ignore[index]
     # The refused request consumed nothing: the unchanged continuation is served.
-    assert _continue(client, first).content[0].type == "text"
+    assert continue_(client, first).content[0].type == "text"
 
 
 def test_thread_with_an_unsupported_field_is_thread_unsupported_request(
     server: MockServer,
 ) -> None:
-    client = _client(server, "e")
+    client = client_for(server, "e")
     with pytest.raises(anthropic.BadRequestError) as caught:
-        _create(client, context_management={"edits": []})
-    assert _details(caught.value) == {
+        create(client, context_management={"edits": []})
+    assert details(caught.value) == {
         "error_code": "thread_unsupported_request",
         "unsupported": ["context_management"],
     }
@@ -163,7 +125,7 @@ def _weather_tool() -> Any:
 def test_tool_runner_loop_runs_against_the_mock(
     server: MockServer, conversation: str, threaded: bool, stream: bool
 ) -> None:
-    client = _client(server, f"{conversation}-{stream}")
+    client = client_for(server, f"{conversation}-{stream}")
     extra: dict[str, Any] = {} if threaded else {"thread": False}
     runner = client.beta.messages.tool_runner(
         model=MODEL, max_tokens=256, messages=FIRST, tools=[_weather_tool()],
@@ -185,7 +147,7 @@ def test_build_thread_continuation_output_is_served_by_the_mock(server: MockServ
     from callgate import ToolResult
     from callgate import anthropic_messages as am
 
-    client = _client(server, "h")
+    client = client_for(server, "h")
     create = {"model": MODEL, "max_tokens": 256, "system": "Be brief.", "tools": TOOLS,
               "messages": FIRST, "thread": {"type": "create"}}  # fmt: skip
     first = client.beta.messages.create(**create, betas=[BETA])
@@ -200,11 +162,11 @@ def test_build_thread_continuation_output_is_served_by_the_mock(server: MockServ
 
 
 def test_thread_continue_of_a_continue_rebuilds_the_whole_chain(server: MockServer) -> None:
-    client = _client(server, "i")
-    first = _create(client)
-    second = _continue(client, first)
-    third = _continue(client, second)
+    client = client_for(server, "i")
+    first = create(client)
+    second = continue_(client, first)
+    third = continue_(client, second)
     assert [b.text for b in third.content if b.type == "text"] == ["Three."]
     with pytest.raises(anthropic.BadRequestError) as caught:
-        _continue(client, second)  # the chain moved on: continue from its newest reply
-    assert _details(caught.value) == {"error_code": "thread_already_continued"}
+        continue_(client, second)  # the chain moved on: continue from its newest reply
+    assert details(caught.value) == {"error_code": "thread_already_continued"}

@@ -13,9 +13,11 @@ from ._body import parse_response
 # CARRY_CONTAINER (the ``container=`` default) stays importable from the package but is not
 # part of the shared room surface in ``__all__``.
 from ._continuation import CARRY_CONTAINER as CARRY_CONTAINER
-from ._continuation import SystemMessageCapability, build_continuation, build_thread_continuation
+from ._continuation import SystemMessageCapability, build_continuation
 from ._parser import Parser, parse_stream
 from ._state import State
+from ._threads import THREADS_BETA as THREADS_BETA
+from ._threads import build_thread_continuation
 from ._turn import RECOVERY_ERROR_TEXT, RecoveryCall, ToolUse, Turn
 
 __all__ = [

@@ -30,6 +30,7 @@ class Config:
     store: bool
     instructions: str | None
     max_tokens: int
+    threads: bool = False  # Anthropic: continue in a server-held message thread
 
 
 def _text_request(request: Any, key: str, wrap: Callable[[str], Any]) -> dict[str, Any]:
@@ -114,10 +115,24 @@ def _am_first(request: Any, cfg: Config) -> dict[str, Any]:
     body.update(model=cfg.model, tools=list(cfg.tools), max_tokens=cfg.max_tokens)
     if cfg.instructions is not None:
         body["system"] = cfg.instructions
+    if cfg.threads:
+        body["thread"] = {"type": "create"}
     return _stream(body)
 
 
 def _am_next(turn: Any, results: Sequence[ToolResult], prev: dict[str, Any], cfg: Config) -> Any:
+    if isinstance(prev.get("thread"), Mapping):  # the thread holds the conversation
+        body = room("anthropic_messages").build_thread_continuation(
+            turn,
+            results,
+            previous_message_id=turn.message_id,
+            thread_request=prev,
+            model=cfg.model,
+            max_tokens=cfg.max_tokens,
+            tools=cfg.tools,
+            system=cfg.instructions,
+        )
+        return _stream(body)
     body = room("anthropic_messages").build_continuation(
         turn,
         results,
@@ -201,16 +216,18 @@ def _gi_id(event: Mapping[str, Any]) -> Any:
     return None
 
 
-def _gi_kind(turn: Any) -> str:
+def _kind_unless(turn: Any, refused: str | None, protocol: str) -> str:
+    """``calls`` when the turn released some, else ``final``, or refused for ``refused``."""
     if turn.calls:
         return "calls"
-    if turn.status != "completed":
-        raise TurnRefused(
-            f"interaction status {turn.status!r} released no call",
-            provider="gemini_interactions",
-            turn=turn,
-        )
+    if refused is not None:
+        raise TurnRefused(f"{refused} released no call", provider=protocol, turn=turn)
     return "final"
+
+
+def _gi_kind(turn: Any) -> str:
+    refused = None if turn.status == "completed" else f"interaction status {turn.status!r}"
+    return _kind_unless(turn, refused, "gemini_interactions")
 
 
 def _gi_text(turn: Any) -> str:
@@ -221,6 +238,57 @@ def _gi_text(turn: Any) -> str:
         for c in s.get("content", ())
         if isinstance(c, Mapping)
     )
+
+
+# -- Gemini generateContent ---------------------------------------------------------------
+# Stateless: every request replays the whole ``contents``. The model is in the path, so
+# the loop records ``{"model": "models/<m>", "body": {...}}`` (what the room's builder
+# returns) and posts the body to ``/v1/<model>:streamGenerateContent?alt=sse``.
+
+
+def _ggc_tools(specs: Sequence[ToolSpec]) -> tuple[dict[str, Any], ...]:
+    declarations = [
+        {"name": s.name, "description": s.description, "parametersJsonSchema": dict(s.parameters)}
+        for s in specs
+    ]
+    return ({"functionDeclarations": declarations},) if declarations else ()
+
+
+def _ggc_first(request: Any, cfg: Config) -> dict[str, Any]:
+    body = _text_request(request, "contents", lambda t: [{"role": "user", "parts": [{"text": t}]}])
+    body["tools"] = list(cfg.tools)
+    if cfg.instructions is not None:
+        body["systemInstruction"] = {"parts": [{"text": cfg.instructions}]}
+    return {"model": f"models/{cfg.model}", "body": body}
+
+
+def _ggc_next(turn: Any, results: Sequence[ToolResult], prev: dict[str, Any], cfg: Config) -> Any:
+    body = prev["body"]
+    built: dict[str, Any] = room("gemini_generate_content").build_continuation(
+        turn,
+        results,
+        history=body["contents"],
+        model=cfg.model,
+        tools=list(cfg.tools),
+        tool_config=body.get("toolConfig"),
+        system_instruction=cfg.instructions,
+        generation_config=body.get("generationConfig"),
+        safety_settings=body.get("safetySettings"),
+    )
+    return built
+
+
+def _ggc_route(request: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    return f"/v1/{request['model']}:streamGenerateContent?alt=sse", request["body"]
+
+
+def _ggc_id(event: Mapping[str, Any]) -> Any:
+    return event.get("responseId")
+
+
+def _ggc_kind(turn: Any) -> str:
+    refused = None if turn.finish_reason == "STOP" else f"finishReason {turn.finish_reason!r}"
+    return _kind_unless(turn, refused, "gemini_generate_content")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -240,9 +308,16 @@ class Adapter:
     # The GET path (under base_url) that gives a stored turn back, by its id, and whether
     # its answer is an SSE stream ("sse") or a JSON body ("body"); None: not retrievable.
     retrieve: Callable[[str], tuple[str, str]] | None
+    # Where a recorded request goes and what is posted (default: ``path``, the request),
+    # for a protocol whose path names the model (generateContent).
+    route: Callable[[dict[str, Any]], tuple[str, dict[str, Any]]] | None = None
 
     def room(self) -> Any:
         return room(self.protocol)
+
+    def post(self, request: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """The path and the JSON body that carry a recorded request."""
+        return self.route(request) if self.route is not None else (self.path, request)
 
 
 ADAPTERS: dict[str, Adapter] = {
@@ -284,6 +359,20 @@ ADAPTERS: dict[str, Adapter] = {
         kind=_gi_kind,
         text=_gi_text,
         retrieve=lambda turn_id: (f"/v1/interactions/{turn_id}?stream=true", "sse"),
+    ),
+    "gemini_generate_content": Adapter(
+        protocol="gemini_generate_content",
+        path="/v1/models",
+        headers=lambda key: {"x-goog-api-key": key},
+        declare=_ggc_tools,
+        first=_ggc_first,
+        next=_ggc_next,
+        event_turn_id=_ggc_id,
+        turn_id=lambda turn: turn.response.get("responseId"),
+        kind=_ggc_kind,
+        text=lambda turn: turn.text,
+        retrieve=None,
+        route=_ggc_route,
     ),
 }
 

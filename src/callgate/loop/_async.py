@@ -91,7 +91,8 @@ class AsyncHostLoop(LoopCore):
     async def _stream(self, req: RequestRecord) -> tuple[Any, Any, str]:
         feed = self._feed(req)
         if self._transport is not None:
-            opened = self._transport.post_stream(self._adapter.path, req.body, self._headers)
+            path, payload = self._adapter.post(req.body)
+            opened = self._transport.post_stream(path, payload, self._headers)
             async with opened as chunks:
                 self._ledger.fault(f"after_{_side(req)}_sent")
                 async for chunk in chunks:

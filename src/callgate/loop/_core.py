@@ -31,6 +31,7 @@ from ..ledger import (
 )
 from ._adapters import Adapter, Config, adapter_for
 from ._model import LoopError, LoopResult, ProviderHTTPError, Send, ToolSpec
+from ._threads import lost_thread, replay_in_new_thread, with_threads_beta
 from ._transport import is_transport_error
 from ._wire import StreamFeed, TurnIdWatch, reparse
 
@@ -88,6 +89,7 @@ class LoopCore:
         api_key: str = "",
         send: Send | None = None,
         store: bool = True,
+        threads: bool = False,
         instructions: str | None = None,
         max_tokens: int = 1024,
         headers: Mapping[str, str] | None = None,
@@ -108,6 +110,10 @@ class LoopCore:
             raise UsageError("give exactly one of base_url= (HTTP) and send= (your client)")
         if type(max_retries) is not int or max_retries < 0:
             raise UsageError("max_retries must be an int >= 0")
+        if threads and protocol != "anthropic_messages":
+            raise UsageError(
+                "threads=True is Anthropic's message threads: only for anthropic_messages"
+            )
         specs = list(tools)
         if any(not isinstance(s, ToolSpec) for s in specs):
             raise UsageError("tools must be ToolSpec values")
@@ -119,7 +125,11 @@ class LoopCore:
         self._transport: Any = self._make_transport(base_url, timeout, client) if base_url else None
         auth = self._adapter.headers(api_key) if base_url else {}
         self._headers = {**auth, **dict(headers or {})}
-        self._cfg = Config(model, self._adapter.declare(specs), store, instructions, max_tokens)
+        if threads:
+            self._headers = with_threads_beta(self._headers)
+        self._cfg = Config(
+            model, self._adapter.declare(specs), store, instructions, max_tokens, bool(threads)
+        )
         self._max_retries = max_retries
         self._backoff = retry_backoff
         self._max_turns = max_turns
@@ -226,6 +236,9 @@ class LoopCore:
         if isinstance(exc, ProviderHTTPError):
             # An HTTP error before any event: the provider started no turn (definite).
             self._ledger.request_failed(req.request_id, definite=True, reason=str(exc))
+            if lost_thread(exc, req.body):  # expired, or continued by a lost attempt
+                self._replay_thread(req, lease)
+                return None
             if exc.retryable and self._spend_retry():
                 self._record(req.run_id, lease, req.body, carries=req.carries_turn)
                 return None
@@ -235,6 +248,14 @@ class LoopCore:
         if is_transport_error(exc) and self._spend_retry():
             return None  # SENT or IDENTIFIED: the next step retries or reconciles (R5)
         raise exc
+
+    def _replay_thread(self, req: RequestRecord, lease: RunLease) -> None:
+        """The whole conversation in a new thread, rebuilt from the ledger (loop/_threads)."""
+        requests = self._ledger.requests(req.run_id)
+        body = replay_in_new_thread(
+            requests, lambda seq: self._ledger.turn_snapshot(req.run_id, seq), req
+        )
+        self._record(req.run_id, lease, body, carries=req.carries_turn)
 
     def _spend_retry(self) -> bool:
         """Take one retry from the budget; the driver waits ``_sleep_for`` before the next

@@ -17,8 +17,12 @@ class HostLoop(LoopCore):
     """Drive one protocol's tool loop over a :class:`~callgate.ledger.Ledger`.
 
     ``protocol`` is a room name (``openai_responses``, ``anthropic_messages``,
-    ``gemini_interactions``); ``store`` picks stateful (``previous_*_id``) or stateless
-    (full replay, ``store: false``) continuations where the protocol has both. The bytes
+    ``gemini_interactions``, ``gemini_generate_content``: stateless, the model in the
+    path); ``store`` picks stateful (``previous_*_id``) or stateless
+    (full replay, ``store: false``) continuations where the protocol has both;
+    ``threads=True`` makes Anthropic continue in a server-held message thread (beta
+    ``message-threads-2026-08-12``; a lost thread is replayed in a new one: see
+    :mod:`callgate.loop._threads`), where the default replays the history. The bytes
     go over ``httpx`` to ``base_url`` with ``api_key``, or through ``send(body, headers)``
     (your own client, e.g. an official SDK; see :mod:`callgate.loop.sdk`). ``headers`` are
     added to every request. ``max_retries`` is the loop's whole retry budget per ``run``/``resume``
@@ -95,7 +99,8 @@ class HostLoop(LoopCore):
     def _stream(self, req: RequestRecord) -> tuple[Any, Any, str]:
         feed = self._feed(req)
         if self._transport is not None:
-            with self._transport.post_stream(self._adapter.path, req.body, self._headers) as it:
+            path, payload = self._adapter.post(req.body)
+            with self._transport.post_stream(path, payload, self._headers) as it:
                 self._ledger.fault(f"after_{_side(req)}_sent")
                 for chunk in it:
                     feed.add(chunk)

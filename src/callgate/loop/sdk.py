@@ -21,10 +21,11 @@ def _http_error(exc: Exception) -> ProviderHTTPError | None:
     status = getattr(exc, "status_code", None)
     if type(status) is not int:
         return None
+    text = getattr(getattr(exc, "response", None), "text", None)  # the body as sent
     return ProviderHTTPError(
         f"HTTP {status} from the provider (SDK {type(exc).__name__})",
         status=status,
-        body=str(exc)[:2000],
+        body=(text if isinstance(text, str) else str(exc))[:2000],
         retryable=status in _RETRYABLE,
     )
 
@@ -52,12 +53,14 @@ def openai_send(client: Any) -> Send:
 
 
 def anthropic_send(client: Any) -> Send:
-    """A send over ``anthropic.Anthropic`` (``client.messages.create(..., stream=True)``)."""
+    """A send over ``anthropic.Anthropic`` (``client.messages.create(..., stream=True)``;
+    ``client.beta.messages.create`` for a message-thread request)."""
     quiet = client.with_options(max_retries=0)
 
     def send(body: dict[str, Any], headers: dict[str, str]) -> Iterator[Any]:
+        messages = quiet.beta.messages if "thread" in body else quiet.messages
         try:
-            stream = quiet.messages.create(**body, extra_headers=headers or None)
+            stream = messages.create(**body, extra_headers=headers or None)
         except Exception as exc:
             mapped = _http_error(exc)
             if mapped is None:

@@ -132,7 +132,7 @@ def _match_and_send(call: _Call) -> Response:
     reply = _faults.fixture_http_error(outcome)
     if reply is not None:
         return reply_response(entry, reply, "fault")
-    _store.record(state, session, call.protocol, outcome)
+    record = _store.record(state, session, call.protocol, outcome)
     rendered = outcome.rendered
     location = outcome.turn.location
     headers = {"request-id": rendered.response_id}
@@ -147,6 +147,8 @@ def _match_and_send(call: _Call) -> Response:
             plan.body, media_type="text/event-stream", headers={**SSE_HEADERS, **headers}
         )
 
+    record.in_flight = True  # until its last byte (a paced stream takes a while)
+
     async def stream() -> AsyncIterator[bytes]:
         sent: list[bytes] = []
         try:
@@ -154,6 +156,8 @@ def _match_and_send(call: _Call) -> Response:
                 sent.append(frame)
                 yield frame
         finally:
+            with state.lock:
+                record.in_flight = False
             text = b"".join(sent).decode("utf-8", "replace")
             entry.close(200, text, "matched", location)
 
@@ -193,7 +197,10 @@ def _endpoint(protocol: str, auth: Callable[[Request], Reply | None], limit: int
         if not isinstance(body, dict):
             reply = Reply(400, error_body(400, "body must be a JSON object"))
             return reply_response(entry, reply, "rejected")
-        call.body = body if adapt is None else adapt(request, body)
+        adapted = body if adapt is None else adapt(request, body)
+        if isinstance(adapted, Reply):
+            return reply_response(entry, adapted, "rejected")
+        call.body = adapted
         for stage in _STAGES:
             response = stage(call)
             if response is not None:

@@ -65,6 +65,7 @@ def render(
     baseline: str = CURRENT_REVISION,
     model: str | None = None,
     stored: bool = True,
+    options: tuple[str, ...] = (),
     serial: int | None = None,
 ) -> Rendered:
     """Render ``turn`` as a stream (``stream=True``) or a JSON body.
@@ -72,13 +73,17 @@ def render(
     ``model`` is echoed in the response (the request's model); without it the turn's
     expected model, else ``"callgate-mock-model"``. ``stored=False`` (the request said
     ``store: false``) renders a Gemini interaction without its id, as the API does;
-    ``response_id`` stays the mock's own key for it. ``serial`` renders a use of an
-    order-free fixture: its ids derive from the fixture and the use, not a position.
+    ``response_id`` stays the mock's own key for it. ``options`` are the request options
+    the provider renders by (its ``render_options``; OpenAI's ``include``). ``serial``
+    renders a use of an order-free fixture: its ids derive from the fixture and the use.
     """
     ids = _Ids(seed, conversation, turn_number if serial is None else f"{turn.location}#{serial}")
     echo = model if isinstance(model, str) and model else _model(turn)
     wire = provider(turn.protocol)
-    done = wire.render(turn, ids, stream, echo, stored, baseline)
+    if options and wire.render_with is not None:
+        done = wire.render_with(turn, ids, stream, echo, stored, baseline, options)
+    else:
+        done = wire.render(turn, ids, stream, echo, stored, baseline)
     events = done.events
     if "disconnect_after" in turn.respond:
         events = events[: turn.respond["disconnect_after"]]

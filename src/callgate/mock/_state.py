@@ -295,6 +295,7 @@ class MockState:
             body.get("stream") is True,
             model if isinstance(model, str) else None,
             body.get("store") is not False,
+            provider(turn.protocol).render_options(body),
             serial,
         )
         fault = turn.respond.get("fault")
@@ -315,12 +316,13 @@ class MockState:
         stream: bool,
         model: str | None,
         stored: bool = True,
+        options: tuple[str, ...] = (),
         serial: int | None = None,
     ) -> Rendered:
         # A rendered turn depends only on these (seed and baseline are the script's), and
         # every session replays the same script: render each once. Rendered turns are
         # never changed in place (the store copies before it edits), so sharing is safe.
-        key = (conversation, turn.protocol, turn.location, number, stream, model, stored)
+        key = (conversation, turn.protocol, turn.location, number, stream, model, stored, options)
         found = self._rendered.get(key)
         if found is None:
             if len(self._rendered) >= _MAX_RENDERED:
@@ -334,6 +336,7 @@ class MockState:
                 baseline=self.script.baseline,
                 model=model,
                 stored=stored,
+                options=options,
                 serial=serial,
             )
         return found

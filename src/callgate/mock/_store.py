@@ -20,7 +20,7 @@ from ._store_state import Record
 __all__ = ["final_object", "full_stream", "record"]
 
 
-def record(state: MockState, session: Session, protocol: str, served: Served) -> None:
+def record(state: MockState, session: Session, protocol: str, served: Served) -> Record:
     """Remember what was served (``store: false`` makes it unreferable, not forgotten)."""
     body = served.request
     key = provider(protocol).previous_key
@@ -34,6 +34,7 @@ def record(state: MockState, session: Session, protocol: str, served: Served) ->
     )
     with state.lock:
         session.store.add(entry)
+    return entry
 
 
 def _rerender(state: MockState, served: Served, *, stream: bool) -> Rendered:

@@ -18,6 +18,7 @@ Guarded by the owning :class:`~callgate.mock.MockState`'s lock; nothing here loc
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +47,10 @@ class Record:
     # What a stream fault let through (e.g. a truncation's cut arguments), when it differs
     # from the rendered turn: the events and the bytes replayed items are compared against.
     sent: tuple[tuple[dict[str, Any], ...], bytes] | None = None
+    served_at: float = dataclasses.field(default_factory=time.monotonic)
+    # A paced stream of this record is still being sent (Anthropic threads refuse a
+    # second continuation from the same message meanwhile).
+    in_flight: bool = False
 
     @property
     def calls(self) -> tuple[tuple[str, str], ...]:

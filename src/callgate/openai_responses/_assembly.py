@@ -13,6 +13,7 @@ from typing import Any, Final
 from .._errors import LimitExceededError, SchemaError, SequenceError, UnsupportedProviderState
 from .._fields import NONE, need
 from .._limits import Limits
+from ._hosted import PING_ORDER, check_annotation
 
 __all__ = [
     "HOSTED_ITEM_TYPES",
@@ -35,6 +36,21 @@ HOSTED_ITEM_TYPES: Final = frozenset(
 SUPPORTED_ITEM_TYPES: Final = frozenset({"message", "reasoning", "function_call"}) | (
     HOSTED_ITEM_TYPES
 )
+_HOSTED_STATUSES: Final = MappingProxyType(
+    {
+        "web_search_call": frozenset(
+            {"in_progress", "searching", "completed", "failed", "incomplete"}
+        ),
+        "file_search_call": frozenset(
+            {"in_progress", "searching", "completed", "incomplete", "failed"}
+        ),
+        "code_interpreter_call": frozenset(
+            {"in_progress", "completed", "incomplete", "interpreting", "failed"}
+        ),
+        "image_generation_call": frozenset({"in_progress", "completed", "generating", "failed"}),
+    }
+)  # fmt: skip
+_ACTIONS: Final = frozenset({"search", "open_page", "find_in_page"})
 # Part kinds allowed per (item type, channel): content parts and reasoning summary parts.
 PART_KINDS: Final = MappingProxyType(
     {
@@ -48,10 +64,11 @@ PART_KINDS: Final = MappingProxyType(
 class Part:
     """One content or summary part of an open item: its kind and text fragments."""
 
-    __slots__ = ("chars", "closed", "frags", "kind", "text")
+    __slots__ = ("annotations", "chars", "closed", "frags", "kind", "text")
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
+        self.annotations: list[Any] = []  # streamed annotation.added values, by index
         self.frags: list[str] = []
         self.chars = 0
         self.text: str | None = None  # set by the `.done` event of its text
@@ -78,6 +95,7 @@ class OpenItem:
         "id",
         "index",
         "parts",
+        "phase",
         "type",
     )
 
@@ -92,6 +110,18 @@ class OpenItem:
         self.done_text: str | None = None
         self.parts: dict[tuple[str, int], Part] = {}
         self.done: dict[str, Any] | None = None
+        self.phase = -1  # the last hosted status ping, as its position in PING_ORDER
+
+    def ping(self, phase: str) -> None:
+        """A hosted status ping: each at most once, in the tool's order."""
+        order = PING_ORDER[self.type]
+        position = order.index(phase)
+        if position <= self.phase:
+            raise SequenceError(
+                f"{self.type} status {phase!r} after {order[self.phase]!r} at output_index "
+                f"{self.index}"
+            )
+        self.phase = position
 
 
 def check_item(item: dict[str, Any], where: str) -> str:
@@ -130,7 +160,74 @@ def check_item(item: dict[str, Any], where: str) -> str:
             need(item, "role", (str,), where)
         elif kind == "reasoning":
             need(item, "summary", (list,), where)
+        else:
+            check_hosted_item(item, where)
+        if kind == "message":
+            _check_annotations(item, where)
     return kind
+
+
+def _check_annotations(item: dict[str, Any], where: str) -> None:
+    for n, part in enumerate(item["content"]):
+        if type(part) is dict and part.get("type") == "output_text" and "annotations" in part:
+            annotations = need(part, "annotations", (list,), f"{where} content {n}")
+            for k, annotation in enumerate(annotations):
+                check_annotation(annotation, f"{where} content {n} annotation {k}")
+
+
+def check_hosted_item(item: dict[str, Any], where: str) -> None:
+    """The required fields of one hosted item (``id`` is checked by the caller) and the
+    shapes of its results, as the SDK tool runner checks them before replay:
+    :class:`SchemaError` for a missing or mistyped field, an unknown status or action."""
+    kind = item["type"]
+    status = need(item, "status", (str,), where)
+    if status not in _HOSTED_STATUSES[kind]:
+        raise SchemaError(f"{where} has status {status[:40]!r}, not one a {kind} can have")
+    if kind == "web_search_call":
+        action = need(item, "action", (dict,), where)
+        if action.get("type") not in _ACTIONS:
+            raise SchemaError(f"{where} action has no type in {sorted(_ACTIONS)}")
+        for n, source in enumerate(_entries(action, "sources", where)):
+            if source.get("type") != "url" or type(source.get("url")) is not str:
+                raise SchemaError(f"{where} action source {n} is not {{type: url, url}}")
+    elif kind == "file_search_call":
+        queries = need(item, "queries", (list,), where)
+        if any(type(q) is not str for q in queries):
+            raise SchemaError(f"{where} 'queries' holds a non-string")
+        for n, result in enumerate(_entries(item, "results", where)):
+            _check_result(result, f"{where} result {n}")
+    elif kind == "code_interpreter_call":
+        need(item, "container_id", (str,), where)
+        if "code" in item:
+            need(item, "code", (str, NONE), where)
+        for n, output in enumerate(_entries(item, "outputs", where)):
+            key = {"logs": "logs", "image": "url"}.get(str(output.get("type")))
+            if key is None or type(output.get(key)) is not str:
+                raise SchemaError(f"{where} output {n} is not logs{{logs}} or image{{url}}")
+
+
+def _entries(obj: dict[str, Any], key: str, where: str) -> list[dict[str, Any]]:
+    """An optional, nullable list of objects (``[]`` when absent or null)."""
+    value = need(obj, key, (list, NONE), where) if key in obj else None
+    if value is None:
+        return []
+    if any(type(entry) is not dict for entry in value):
+        raise SchemaError(f"{where} {key!r} holds a non-object")
+    entries: list[dict[str, Any]] = value
+    return entries
+
+
+def _check_result(result: dict[str, Any], where: str) -> None:
+    for key in ("file_id", "filename", "text"):
+        if key in result:
+            need(result, key, (str,), where)
+    if "score" in result:
+        need(result, "score", (int, float), where)
+    attributes = need(result, "attributes", (dict, NONE), where) if "attributes" in result else None
+    if attributes is not None and any(
+        type(v) not in (str, int, float, bool) for v in attributes.values()
+    ):
+        raise SchemaError(f"{where} attributes hold a value that is no string, number or bool")
 
 
 def check_done(st: OpenItem, item: dict[str, Any], where: str) -> None:
@@ -156,6 +253,11 @@ def check_done(st: OpenItem, item: dict[str, Any], where: str) -> None:
             raise SequenceError(f"{where} is done before its code was done")
         if st.done_text is not None and item.get("code") != st.done_text:
             raise SequenceError(f"{where} code differs from the streamed code")
+    if st.type in PING_ORDER and st.phase == len(PING_ORDER[st.type]) - 1:
+        if item.get("status") != "completed":
+            raise SequenceError(
+                f"{where} was pinged completed but is done with status {item.get('status')!r}"
+            )
     elif st.type in ("message", "reasoning"):
         _check_parts(st, item, where)
 

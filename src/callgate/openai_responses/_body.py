@@ -23,6 +23,7 @@ from .._limits import DEFAULT_LIMITS, Limits
 from ..contracts import CURRENT_REVISION
 from ._assembly import check_item
 from ._events import BASELINE_EVENTS, PROVIDER
+from ._hosted import check_baseline_status, check_declared, declared_tools, request_copy
 from ._turn import (
     ProviderErrorInfo,
     Turn,
@@ -42,8 +43,12 @@ def parse_response(
     *,
     limits: Limits = DEFAULT_LIMITS,
     baseline: str = CURRENT_REVISION,
+    request: Mapping[str, Any] | None = None,
 ) -> Turn:
     """Gate a non-streaming Response body and return its turn.
+
+    ``request`` (optional) is the request body: a hosted item none of its ``tools`` can
+    produce is then a :class:`~callgate.SequenceError`.
 
     ``obj`` is the body as a mapping (validated as strict JSON and copied: later changes to
     it do not reach the turn) or as its JSON text (``bytes`` or ``str``). Every output item
@@ -58,6 +63,7 @@ def parse_response(
     :class:`~callgate.UsageError` if ``obj`` is of another type or an argument is bad.
     """
     check_limits_and_baseline(limits, baseline, BASELINE_EVENTS)
+    declared = declared_tools(request_copy(request))
     if not isinstance(obj, bytes | bytearray | memoryview | str | Mapping):
         raise UsageError(
             f"parse_response() takes a mapping, bytes or str, not {type(obj).__name__}"
@@ -72,13 +78,19 @@ def parse_response(
                 data = canonical_bytes(dict(obj))
             except UsageError as exc:
                 raise JSONError(f"response is not a JSON value: {exc.message}") from None
-        return _gate(loads_strict(data, limits=limits), limits, baseline, state)
+        return _gate(loads_strict(data, limits=limits), limits, baseline, state, declared)
     except _CAUGHT as exc:
         err = at_boundary(exc, provider=PROVIDER, partial_turn=lambda: _partial(state, baseline))
         raise err from (None if err is exc else exc)
 
 
-def _gate(response: Any, limits: Limits, baseline: str, state: dict[str, Any]) -> Turn:
+def _gate(
+    response: Any,
+    limits: Limits,
+    baseline: str,
+    state: dict[str, Any],
+    declared: frozenset[str] | None,
+) -> Turn:
     if type(response) is not dict:
         raise SchemaError("response body is not a JSON object")
     state["response"] = response
@@ -99,7 +111,9 @@ def _gate(response: Any, limits: Limits, baseline: str, state: dict[str, Any]) -
     for index, item in enumerate(output):
         if type(item) is not dict:
             raise SchemaError(f"output item {index} is not an object")
-        check_item(item, f"output item {index}")
+        where = f"output item {index}"
+        check_declared(check_item(item, where), declared, where)
+        check_baseline_status(item, baseline, where)
     items = tuple(output)
     state["items"] = items
     if status in ("failed", "incomplete", "cancelled"):

@@ -31,6 +31,14 @@ from ._assembly import (
     check_text_size,
 )
 from ._events import EventSpec
+from ._hosted import (
+    PING_ORDER,
+    add_annotation,
+    check_baseline_status,
+    check_declared,
+    check_streamed_annotations,
+    declared_tools,
+)
 from ._state import State
 from ._turn import (
     FunctionCall,
@@ -55,6 +63,7 @@ class Handlers:
     __slots__ = (
         "_baseline",
         "_calls",
+        "_declared",
         "_error_info",
         "_final_items",
         "_items",
@@ -67,8 +76,11 @@ class Handlers:
         "_terminal",
     )
 
-    def __init__(self, limits: Limits, baseline: str) -> None:
+    def __init__(
+        self, limits: Limits, baseline: str, request: dict[str, Any] | None = None
+    ) -> None:
         self._limits = limits
+        self._declared = declared_tools(request)
         self._baseline = baseline
         self._items: dict[int, OpenItem] = {}  # every added item, by output_index
         self._open: dict[int, OpenItem] = {}  # added and not yet done
@@ -165,7 +177,9 @@ class Handlers:
                 limit="max_items_per_turn",
                 bound=limits.max_items_per_turn,
             )
-        if check_item(item, f"output item {index}") == "function_call":
+        kind = check_item(item, f"output item {index}")
+        check_declared(kind, self._declared, f"output item {index}")
+        if kind == "function_call":
             self._n_calls += 1
             if self._n_calls > limits.max_calls_per_turn:
                 raise LimitExceededError(
@@ -183,6 +197,7 @@ class Handlers:
             state = "done twice" if index in self._items else "done before it was added"
             raise SequenceError(f"output_index {index} {state}")
         check_done(st, item, f"output item {index}")
+        check_baseline_status(item, self._baseline, f"output item {index}")
         st.done = item
 
     def _item_for(self, obj: dict[str, Any], spec: EventSpec) -> OpenItem:
@@ -264,6 +279,8 @@ class Handlers:
 
     def _on_code_delta(self, obj: dict[str, Any], spec: EventSpec) -> None:
         st = self._item_for(obj, spec)
+        if st.phase > 0:  # interpreting or completed: the code was final before that
+            raise SequenceError("code delta after the interpreter started")
         if st.done_text is not None:
             raise SequenceError("code delta after the code was done")
         delta: str = obj["delta"]
@@ -280,7 +297,12 @@ class Handlers:
         st.done_text = obj["code"]
 
     def _on_ping(self, obj: dict[str, Any], spec: EventSpec) -> None:
-        self._item_for(obj, spec)
+        st = self._item_for(obj, spec)
+        if spec.type.endswith(".partial_image"):
+            return
+        if st.phase == len(PING_ORDER[st.type]) - 1:
+            raise SequenceError(f"{spec.type} after the tool completed")
+        st.ping(spec.type.rpartition(".")[2])
 
     def _on_ignore(self, obj: dict[str, Any], spec: EventSpec) -> None:
         pass
@@ -322,6 +344,8 @@ class Handlers:
         field = "refusal" if part.kind == "refusal" else "text"
         if obj["part"].get(field) != part.text:
             raise SequenceError(f"{spec.type} text differs from the streamed text")
+        if part.annotations:
+            check_streamed_annotations(part.annotations, obj["part"].get("annotations"))
         part.closed = True
 
     def _on_text_delta(self, obj: dict[str, Any], spec: EventSpec) -> None:
@@ -344,9 +368,7 @@ class Handlers:
         part.frags = []
 
     def _on_annotation(self, obj: dict[str, Any], spec: EventSpec) -> None:
-        self._part_for(obj, spec)
-        if type(obj.get("annotation")) not in (dict, type(None)):
-            raise SchemaError("output_text.annotation.added 'annotation' is not an object")
+        add_annotation(self._part_for(obj, spec).annotations, obj, self._limits)
 
     # -- the turn --------------------------------------------------------------------
 

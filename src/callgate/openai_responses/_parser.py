@@ -33,6 +33,7 @@ from ..contracts import CURRENT_REVISION
 from ..sse import SSEDecoder
 from ._events import BASELINE_EVENTS, PROVIDER, EventSpec, Fields, Kind
 from ._handlers import Handlers
+from ._hosted import request_copy
 from ._state import TRANSITIONS, State
 from ._turn import Turn
 
@@ -72,7 +73,9 @@ class Parser:
     :meth:`feed_event` (an SDK event's ``to_dict(mode="json")``), then call :meth:`finish`;
     one parser takes one of the two (mixing them is a :class:`~callgate.UsageError` that
     leaves the parser usable in its first mode). ``baseline`` is a contract revision from
-    :data:`callgate.contracts.REVISIONS`.
+    :data:`callgate.contracts.REVISIONS`. ``request`` (optional) is the request body that
+    opened the stream: a hosted item that none of its ``tools`` can produce is then a
+    :class:`~callgate.SequenceError`.
 
     Any ProtocolError leaves the parser failed: every later feed_*/finish call re-raises
     that same error, whose `turn` is the partial turn (nothing released). After a
@@ -96,10 +99,16 @@ class Parser:
         "_wire_type",
     )
 
-    def __init__(self, *, limits: Limits = DEFAULT_LIMITS, baseline: str = CURRENT_REVISION):
+    def __init__(
+        self,
+        *,
+        limits: Limits = DEFAULT_LIMITS,
+        baseline: str = CURRENT_REVISION,
+        request: Mapping[str, Any] | None = None,
+    ):
         check_limits_and_baseline(limits, baseline, BASELINE_EVENTS)
         self._limits = limits
-        self._handlers = handlers = Handlers(limits, baseline)
+        self._handlers = handlers = Handlers(limits, baseline, request_copy(request))
         self._decoder = SSEDecoder(limits=limits)
         self._specs = BASELINE_EVENTS[baseline]
         self._state = State.START
@@ -280,13 +289,15 @@ def parse_stream(
     *,
     limits: Limits = DEFAULT_LIMITS,
     baseline: str = CURRENT_REVISION,
+    request: Mapping[str, Any] | None = None,
 ) -> Turn:
-    """Parse a whole stream (bytes, or an iterable of byte chunks) into a turn.
+    """Parse a whole stream (bytes, or an iterable of byte chunks) into a turn
+    (``request`` as for :class:`Parser`).
 
     Raises what :meth:`Parser.feed_bytes` and :meth:`Parser.finish` raise;
     :class:`~callgate.UsageError` if ``data`` is a ``str`` or not iterable.
     """
-    parser = Parser(limits=limits, baseline=baseline)
+    parser = Parser(limits=limits, baseline=baseline, request=request)
     if isinstance(data, bytes | bytearray | memoryview):
         parser.feed_bytes(bytes(data))
     elif isinstance(data, str) or not isinstance(data, Iterable):  # type: ignore[unreachable]

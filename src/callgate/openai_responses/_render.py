@@ -16,14 +16,13 @@ gets wrong.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import copy
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from .._errors import UsageError
 from ..sse import encode_json_events
-
-Splitter = Callable[[str], list[str]]
-"""Turns a text into the pieces streamed as deltas (a chunk plan)."""
+from ._hosted import HOSTED, Annotator, Splitter, added_hosted, emit_hosted
 
 __all__ = [
     "encode_sse",
@@ -54,8 +53,12 @@ def _usage(usage: Mapping[str, int] | None) -> dict[str, Any]:
 
 def _final_item(spec: Mapping[str, Any], status: str) -> dict[str, Any]:
     kind = spec["type"]
+    if kind in HOSTED:  # the scripted item as it is done, with its own status
+        return copy.deepcopy(dict(spec["item"]))
     if kind == "message":
-        part = {"type": "output_text", "text": spec["text"], "annotations": [], "logprobs": []}
+        annotations = copy.deepcopy(list(spec.get("annotations", ())))
+        part = {"type": "output_text", "text": spec["text"], "annotations": annotations,
+                "logprobs": []}  # fmt: skip
         return {
             "type": "message",
             "id": spec["id"],
@@ -86,6 +89,8 @@ def _final_item(spec: Mapping[str, Any], status: str) -> dict[str, Any]:
 
 def _added_item(spec: Mapping[str, Any]) -> dict[str, Any]:
     item = _final_item(spec, "in_progress")
+    if item["type"] in HOSTED:
+        return added_hosted(item)
     if item["type"] == "message":
         item["content"] = []
     elif item["type"] == "function_call":
@@ -109,10 +114,12 @@ def render_body(
     usage: Mapping[str, int] | None = None,
     created_at: int = 1_767_225_600,
     error: Mapping[str, Any] | None = None,
+    tool_usage: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The Response object (non-streaming body and terminal-event payload)."""
+    """The Response object (non-streaming body and terminal-event payload); ``tool_usage``
+    is sent as given (omitted when ``None``)."""
     item_status = "completed" if status == "completed" else "incomplete"
-    return {
+    body = {
         "id": response_id,
         "object": "response",
         "created_at": created_at,
@@ -126,6 +133,9 @@ def render_body(
         "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
         "usage": _usage(usage),
     }
+    if tool_usage is not None:
+        body["tool_usage"] = copy.deepcopy(dict(tool_usage))
+    return body
 
 
 def render_events(
@@ -139,13 +149,19 @@ def render_events(
     usage: Mapping[str, int] | None = None,
     created_at: int = 1_767_225_600,
     baseline: str = "2026-11",
+    tool_usage: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Wire events (dicts, ``sequence_number`` from 0) for one scripted turn.
 
     ``items`` are specs: ``{"type": "message", "id", "text"}``,
     ``{"type": "function_call", "id", "call_id", "name", "arguments"}`` (arguments as the
     exact JSON text to stream), ``{"type": "reasoning", "id", "summary": [str],
-    "encrypted_content"?}``. ``status`` picks the terminal (completed, incomplete, failed).
+    "encrypted_content"?}``, a hosted item ``{"type": "web_search_call" |
+    "file_search_call" | "code_interpreter_call", "item": <the item as done>}`` (streamed
+    as ``added`` in progress, the tool's status pings in order -- ``completed`` only for a
+    completed item -- and, for code, its deltas), and a message may carry
+    ``"annotations"`` (each streamed by ``output_text.annotation.added`` once the deltas
+    reach its end offset). ``status`` picks the terminal (completed, incomplete, failed).
     Under the ``2026-07-21`` baseline ``function_call_arguments.done`` carries ``name`` (that
     SDK's type requires it, although the live API omits it; the parser accepts both); from
     ``2026-11`` on it does not.
@@ -214,6 +230,7 @@ def render_events(
         error={"code": "server_error", "message": "scripted failure"}
         if status == "failed"
         else None,
+        tool_usage=tool_usage,
     )
     emit(_TERMINAL[status], response=terminal)
     return events
@@ -234,9 +251,15 @@ def _round_robin(
 
 
 def _emit_body(emit: Any, index: int, spec: Mapping[str, Any], split: Splitter) -> None:
-    kind, item_id = spec["type"], spec["id"]
+    kind = spec["type"]
+    if kind in HOSTED:
+        emit_hosted(emit, index, spec["item"], split)
+        return
+    item_id = spec["id"]
     if kind == "message":
         empty = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
+        annotations = list(spec.get("annotations", ()))
+        annotate = Annotator(emit, item_id, index, annotations)
         emit(
             "response.content_part.added",
             item_id=item_id,
@@ -253,6 +276,8 @@ def _emit_body(emit: Any, index: int, spec: Mapping[str, Any], split: Splitter) 
                 delta=piece,
                 logprobs=[],
             )
+            annotate.after(piece)
+        annotate.rest()
         emit(
             "response.output_text.done",
             item_id=item_id,
@@ -266,7 +291,7 @@ def _emit_body(emit: Any, index: int, spec: Mapping[str, Any], split: Splitter) 
             item_id=item_id,
             output_index=index,
             content_index=0,
-            part={**empty, "text": spec["text"]},
+            part={**empty, "text": spec["text"], "annotations": copy.deepcopy(annotations)},
         )
     elif kind == "function_call":
         for piece in split(spec["arguments"]):

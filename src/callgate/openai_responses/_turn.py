@@ -14,6 +14,7 @@ from .._errors import CallgateError, JSONError, ProviderError, SchemaError, Sequ
 from .._hosted import Citation, HostedCall
 from .._json import loads_strict
 from .._limits import Limits
+from ._hosted import check_not_stopped, project
 
 __all__ = [
     "FunctionCall",
@@ -163,6 +164,7 @@ def make_turn(
 ) -> Turn:
     """Freeze a turn and seal it with its digest (values are trusted JSON)."""
     usage = response.get("usage") if response is not None else None
+    hosted_calls, citations = project(items)
     return Turn(
         response_id=response_id,
         status=status,
@@ -175,6 +177,8 @@ def make_turn(
         error=error,
         baseline=baseline,
         digest=_snapshot_digest(response_id, status, items, calls),
+        hosted_calls=hosted_calls,
+        citations=citations,
     )
 
 
@@ -253,7 +257,9 @@ def release_calls(
     :class:`ProviderError` when it reports a problem). Then every ``function_call`` item
     must be ``completed`` with a fresh ``call_id`` (:class:`SequenceError`) and arguments
     that are a strict JSON object (:class:`JSONError` / :class:`LimitExceededError` /
-    :class:`SchemaError`, naming the call). Items passed the shape checks before.
+    :class:`SchemaError`, naming the call). Hosted items are never released; a turn with
+    function calls and a hosted item that did not complete releases nothing
+    (:class:`SequenceError`). Items passed the shape checks before.
     """
     status = response.get("status")
     if status != "completed":
@@ -296,4 +302,6 @@ def release_calls(
                 caller=caller if type(caller) is dict else None,
             )
         )
+    if calls:
+        check_not_stopped(items)
     return tuple(calls)

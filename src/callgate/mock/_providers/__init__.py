@@ -102,11 +102,18 @@ class Provider:
     # The complete object a stream carried (OpenAI's terminal response), if any.
     final_from_stream: Callable[[Rendered], dict[str, Any] | None] = lambda rendered: None
     # The body as the engine matches, renders and stores it (generateContent: the model
-    # and the stream flag are in the path, not the body).
-    request_body: Callable[[Request, dict[str, Any]], dict[str, Any]] | None = None
+    # and the stream flag are in the path, not the body), or the provider's refusal of a
+    # request its headers make invalid (Anthropic: ``thread`` without the threads beta).
+    request_body: Callable[[Request, dict[str, Any]], dict[str, Any] | Reply] | None = None
     # ``respond`` keys only this provider has, and why a respond block cannot be rendered.
     respond_keys: frozenset[str] = frozenset()
     check_respond: Callable[[Mapping[str, Any]], str | None] = lambda respond: None
+    # Request options that change how a turn is rendered (OpenAI's ``include``), as a
+    # hashable key, and the renderer that takes them (called only when they are not ``()``).
+    render_options: Callable[[Mapping[str, Any]], tuple[str, ...]] = lambda body: ()
+    render_with: (
+        Callable[[ScriptTurn, Ids, bool, str, bool, str, tuple[str, ...]], RenderedTurn] | None
+    ) = None
 
 
 # One module per served protocol; a room without a module here is not served yet.

@@ -13,8 +13,10 @@ in order:
    undeleted response of this session (else OpenAI's 404).
 1. ``openai_replay_matches_emitted``: an input item carrying the id of an item this
    session's mock emitted must equal it in what the model produced (a call's ``call_id``,
-   ``name`` and ``arguments``; a message's role and text; a reasoning item's summary and
-   ``encrypted_content``). Status fields and absent optional fields are not compared.
+   ``name`` and ``arguments``; a message's role, text and annotations; a reasoning item's
+   summary and ``encrypted_content``; a hosted item's ``action``, ``queries`` and
+   ``results``, or ``container_id``, ``code`` and ``outputs``). Status fields and absent
+   optional fields are not compared.
 2. ``openai_reasoning_has_next_item``: a replayed reasoning item must be followed, right
    after it, by the item that followed it in the output (matched by ``id``, or by
    ``call_id`` for a call replayed without its optional ``id``).
@@ -145,13 +147,37 @@ def _changed_field(sent: dict[str, Any], emitted: dict[str, Any]) -> str | None:
             return "role"
         if "content" in sent and _texts(sent["content"]) != _texts(emitted.get("content")):
             return "content"
+        if "content" in sent and _annotations(sent["content"]) not in (
+            None,
+            _annotations(emitted.get("content")),
+        ):
+            return "annotations"
     elif (
         kind == "reasoning"
         and "summary" in sent
         and _texts(sent["summary"]) != _texts(emitted.get("summary"))
     ):
         return "summary"
+    for key in _HOSTED_FIELDS.get(str(kind), ()):
+        if key in sent and sent[key] != emitted.get(key):
+            return key
     return None
+
+
+# What a hosted item's replay must keep as emitted (status is not compared, as elsewhere).
+_HOSTED_FIELDS = {
+    "web_search_call": ("action",),
+    "file_search_call": ("queries", "results"),
+    "code_interpreter_call": ("container_id", "code", "outputs"),
+}
+
+
+def _annotations(content: Any) -> list[Any] | None:
+    """The annotations of a message's output_text parts (``None``: the replay sent none)."""
+    if not isinstance(content, list):
+        return None
+    found = [p.get("annotations") for p in content if isinstance(p, dict) and "annotations" in p]
+    return found or None
 
 
 def _replay_problem(items: list[Any], store: SessionStore) -> Reply | None:

@@ -5,8 +5,9 @@ request view, rendering through the room's ``_render`` seam, error bodies,
 ``anthropic-ratelimit-*`` headers, the in-stream error event, truncation, the native
 checks (:mod:`._anthropic_messages_checks`) and the index of emitted thinking blocks,
 read back from the bytes the client received by the room's own parser. Message threads
-(beta ``message-threads-2026-08-12``): a ``thread`` request is resolved before the checks
-(:func:`resolve_thread`); there are no stored-object routes.
+(beta ``message-threads-2026-08-12``, :mod:`._anthropic_messages_threads`): a ``thread``
+request needs the beta header and is resolved before the checks; the only route besides
+the create is the mock's own thread-expiry control route.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from .._render_turn import arguments, usage
 from .._requests import FunctionResult, RequestView, last_text, list_of, texts, tool_names
 from . import Endpoint, Event, Ids, Provider, RenderedTurn
 from ._anthropic_messages_checks import check, emitted_index
+from ._anthropic_messages_threads import expire_route, require_beta, resolve_thread
 
 if TYPE_CHECKING:
     from .._script import ScriptTurn
@@ -280,78 +282,23 @@ def index(store: SessionStore, record: Record) -> None:
             found.thinking_first[block["id"]] = starts_with_thinking
 
 
-# -- message threads --------------------------------------------------------------------------
-
-# Request fields a thread refuses (the request-field names of anthropic 2.14.0
-# ThreadUnsupportedFeatureName; which values of them are refused is the mock's own reading).
-_THREAD_UNSUPPORTED = ("context_management", "fallbacks", "thinking")
-_THREAD_HELD = ("model", "system", "tools")  # what a continue must not change
-
-
-def _thread_error(status: int, code: str, message: str, **extra: Any) -> Reply:
-    body = error_body(status, message)
-    body["error"]["details"] = {"error_code": code, **extra}
-    return Reply(status, body)
-
-
-def _continued(store: SessionStore, message_id: str) -> bool:
-    return any(
-        (r.served.request.get("thread") or {}).get("previous_message_id") == message_id
-        for r in store.records.values()
-        if r.protocol == PROTOCOL_NAME and isinstance(r.served.request.get("thread"), dict)
-    )
-
-
-def resolve_thread(store: SessionStore, body: dict[str, Any]) -> Reply | None:
-    """Refuse a thread request the API would refuse; expand a ``continue`` in place into the
-    whole conversation (stored history, the stored reply, the new messages) with the
-    thread's ``system`` and ``tools``, so the checks and ``expect`` see all of it."""
-    thread = body.get("thread")
-    if thread is None:
-        return None
-    kind = thread.get("type") if isinstance(thread, dict) else None
-    if kind not in ("create", "continue"):
-        return Reply(400, error_body(400, "thread.type: must be one of 'create', 'continue'"))
-    unsupported = [f for f in _THREAD_UNSUPPORTED if body.get(f) is not None]
-    if unsupported:
-        return _thread_error(400, "thread_unsupported_request",
-                             f"thread does not support: {', '.join(unsupported)}",
-                             unsupported=unsupported)  # fmt: skip
-    if kind == "create":
-        return None
-    previous_id = thread.get("previous_message_id")
-    previous = store.get(PROTOCOL_NAME, previous_id)
-    if previous is None or not isinstance(previous.served.request.get("thread"), dict):
-        message = f"no thread state found for previous_message_id {previous_id!r}"
-        return _thread_error(404, "thread_not_found", message)
-    if _continued(store, str(previous_id)):
-        return _thread_error(400, "thread_already_continued",
-                             f"message {previous_id} has already been continued")  # fmt: skip
-    held = previous.served.request
-    changed = [f for f in _THREAD_HELD if f in body and body[f] != held.get(f)]
-    if changed:
-        return _thread_error(400, "thread_fingerprint_mismatch",
-                             f"differs from the thread: {', '.join(changed)}")  # fmt: skip
-    reply = {"role": "assistant", "content": [dict(b) for b in emitted_blocks(previous)]}
-    new = list_of(body.get("messages"))
-    body["messages"] = [*list_of(held.get("messages")), reply, *new]
-    body.update({f: held[f] for f in _THREAD_HELD if f in held})
-    return None
-
-
 def _check(store: SessionStore, body: dict[str, Any], on: Any) -> Reply | None:
-    return resolve_thread(store, body) or check(store, body, on)
+    return resolve_thread(store, body, error_body, emitted_blocks) or check(store, body, on)
 
 
-def _no_routes() -> list[Route]:
-    return []
+def _request_body(request: Request, body: dict[str, Any]) -> dict[str, Any] | Reply:
+    return require_beta(request, body, error_body) or body
+
+
+def _routes() -> list[Route]:
+    return [expire_route(error_body)]
 
 
 PROVIDER = Provider(
     protocol="anthropic_messages",
     prefixes=("/anthropic/",),
     endpoints=(Endpoint("/anthropic/v1/messages", auth, ("/anthropic/v1/messages",)),),
-    state_routes=_no_routes,
+    state_routes=_routes,
     view=view,
     render=render,
     encode=_render.encode_sse,
@@ -366,4 +313,5 @@ PROVIDER = Provider(
     checks=CHECKS,
     check=_check,
     index=index,
+    request_body=_request_body,
 )

@@ -17,7 +17,7 @@ request itself sent.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
@@ -30,7 +30,10 @@ from .._http import Rendered, Reply, bearer, begin_entry, reply_response, sessio
 from .._render_turn import arguments, usage
 from .._requests import FunctionResult, RequestView, last_text, list_of, texts, tool_names
 from . import Endpoint, Event, Ids, Provider, RenderedTurn
-from ._openai_responses_checks import check, emitted_index, openai_error
+from . import _openai_responses_hosted as hosted
+from . import _openai_responses_tools as tools
+from ._openai_responses_checks import check as continuation_check
+from ._openai_responses_checks import emitted_index, openai_error
 
 if TYPE_CHECKING:
     from .._script import ScriptTurn
@@ -50,7 +53,17 @@ CHECKS = (
     "openai_call_has_output",
     "openai_reasoning_has_next_item",
     "openai_replay_matches_emitted",
+    tools.CHECK,
 )
+
+
+def check(store: SessionStore, body: dict[str, Any], on: Collection[str]) -> Reply | None:
+    """The hosted declarations and ``include`` first, then the continuation rules."""
+    if tools.CHECK in on:
+        problem = tools.tools_problem(body)
+        if problem is not None:
+            return problem
+    return continuation_check(store, body, on)
 
 
 # -- auth -------------------------------------------------------------------------------------
@@ -139,8 +152,27 @@ def view(body: Mapping[str, Any]) -> RequestView:
 # -- rendering --------------------------------------------------------------------------------
 
 
+def render_options(body: Mapping[str, Any]) -> tuple[str, ...]:
+    """The request's ``include`` values that change the rendering, sorted."""
+    include = body.get("include")
+    given = include if isinstance(include, list) else []
+    return tuple(sorted({v for v in given if isinstance(v, str)} & hosted.RENDER_INCLUDES))
+
+
 def render(
     turn: ScriptTurn, ids: Ids, stream: bool, model: str, stored: bool, baseline: str
+) -> RenderedTurn:
+    return render_with(turn, ids, stream, model, stored, baseline, ())
+
+
+def render_with(
+    turn: ScriptTurn,
+    ids: Ids,
+    stream: bool,
+    model: str,
+    stored: bool,
+    baseline: str,
+    include: tuple[str, ...],
 ) -> RenderedTurn:
     respond = turn.respond
     response_id = ids("resp_", "response")
@@ -152,8 +184,13 @@ def render(
         if reasoning.get("signature"):
             item["encrypted_content"] = reasoning["signature"]
         items.append(item)
+    steps, cites = hosted.hosted_items(respond, ids, include)
+    items.extend(steps)
     if "text" in respond:
-        items.append({"type": "message", "id": ids("msg_", "message"), "text": respond["text"]})
+        message = {"type": "message", "id": ids("msg_", "message"), "text": respond["text"]}
+        if "hosted" in respond:
+            message["text"], message["annotations"] = hosted.cited_text(respond["text"], cites)
+        items.append(message)
     calls: list[tuple[str, str]] = []
     for n, spec in enumerate(respond.get("calls", [])):
         call_id = spec.get("id") or ids("call_", "call", n)
@@ -162,15 +199,17 @@ def render(
                       "name": spec["name"], "arguments": arguments(spec)})  # fmt: skip
     status = respond.get("status", "completed")
     counts = usage(respond.get("usage"), "input_tokens", "output_tokens")
+    metered = hosted.tool_usage(respond, baseline)
     if not stream:
         body = _render.render_body(
-            response_id=response_id, model=model, items=items, status=status, usage=counts
-        )
+            response_id=response_id, model=model, items=items, status=status, usage=counts,
+            tool_usage=metered,
+        )  # fmt: skip
         return RenderedTurn(response_id, tuple(calls), [], body)
     events = _render.render_events(
         response_id=response_id, model=model, items=items, status=status,
         split=turn.splitter(), interleave=respond.get("interleave") == "round_robin",
-        usage=counts, baseline=baseline,
+        usage=counts, baseline=baseline, tool_usage=metered,
     )  # fmt: skip
     return RenderedTurn(response_id, tuple(calls), events, None)
 
@@ -352,4 +391,8 @@ PROVIDER = Provider(
     check=check,
     index=index,
     final_from_stream=final_from_stream,
+    respond_keys=hosted.RESPOND_KEYS,
+    check_respond=hosted.check_respond,
+    render_options=render_options,
+    render_with=render_with,
 )
