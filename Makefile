@@ -50,7 +50,8 @@ test: lint typecheck
 
 # The official-SDK conformance tests again, against the 2026-07-21 baseline SDKs.
 BASELINE_TESTS = tests/mock/test_mock_sdk_conformance.py tests/mock/test_mock_ggc_sdk_conformance.py \
-  tests/mock/test_mock_hosted_openai_sdk.py
+  tests/mock/test_mock_hosted_openai_sdk.py \
+  tests/mock/test_mock_hosted_anthropic_sdk.py
 BASELINE_TESTS += tests/mock/test_mock_fixtures_sdk.py tests/mock/test_mock_faults_points_sdk.py
 test-baseline: $(BSTAMP)
 	$(BASE)/bin/python -m pytest $(BASELINE_TESTS)

@@ -41,7 +41,11 @@ def tool(name: str, **extra: Any) -> dict[str, Any]:
     }
 
 
-TOOLS = [tool(n) for n in ("get_weather", "lookup", "list_dir", "write_file", "set_reminder")]
+TOOLS = [tool(n) for n in ("get_weather", "lookup", "list_dir", "write_file", "set_reminder")] + [
+    {"type": "web_search_20250305", "name": "web_search"},
+    {"type": "web_fetch_20250910", "name": "web_fetch"},
+    {"type": "code_execution_20250825", "name": "code_execution"},
+]
 
 
 def turn_of(name: str) -> Turn:

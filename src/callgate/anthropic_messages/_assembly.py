@@ -26,6 +26,7 @@ from .._fields import need_str, opt_str
 from .._json import json_copy, loads_strict
 from .._limits import Limits
 from . import _events as ev
+from ._hosted import ServerBlocks, check_citation
 from ._turn import (
     REASON_INVALID_JSON,
     REASON_LIMIT,
@@ -88,14 +89,14 @@ def check_caller(block: dict[str, Any]) -> None:
         return
     caller = block["caller"]
     if type(caller) is not dict or type(caller.get("type")) is not str:
-        raise SchemaError("tool_use block: `caller` is not an object with a string `type`")
+        raise SchemaError(f"{block['type']} block: `caller` is not an object with a string `type`")
     needs_tool_id = ev.CALLERS.get(caller["type"])
     if needs_tool_id is None:
         raise UnsupportedProviderState(
-            f"tool_use block: unknown caller type {caller['type'][:80]!r}"
+            f"{block['type']} block: unknown caller type {caller['type'][:80]!r}"
         )
     if needs_tool_id:
-        need_str(caller, "tool_id", "tool_use block caller", empty=False)
+        need_str(caller, "tool_id", f"{block['type']} block caller", empty=False)
 
 
 def _unknown_block(btype: str) -> NoReturn:
@@ -120,8 +121,13 @@ def _block_spec(block: Any) -> ev.BlockSpec:
             raise SchemaError(f"{btype} block: `{field}` is missing or not a {kind.__name__}")
     if spec.kind == ev.THINKING:
         opt_str(block, "signature", "thinking block")
-    elif spec.kind == ev.TEXT and type(block.get("citations", [])) not in (list, type(None)):
-        raise SchemaError("text block: `citations` is not a list")
+    elif spec.kind == ev.TEXT:
+        citations = block.get("citations")
+        if citations is not None:
+            if type(citations) is not list:
+                raise SchemaError("text block: `citations` is not a list")
+            for citation in citations:
+                check_citation(citation, "text block")
     return spec
 
 
@@ -133,6 +139,7 @@ class Assembly:
         "_n_calls",
         "_part_size",
         "_parts",
+        "_server",
         "_tool_ids",
         "_tool_info",
         "baseline",
@@ -158,6 +165,7 @@ class Assembly:
         self.open_deltas: dict[str, DeltaHandler] = {}
         self._tool_info: ToolInfo = {}
         self._tool_ids: set[str] = set()
+        self._server = ServerBlocks()
         self._n_calls = 0
         self._parts: list[str] = []
         self._part_size = 0
@@ -219,6 +227,10 @@ class Assembly:
         spec = _block_spec(block)
         if spec.kind == ev.TOOL_INPUT:
             self._check_tool_block(block, spec.name)
+            self._server.on_call(block)
+        elif spec.name in ev.SERVER_TOOL_RESULT_BLOCKS:
+            check_caller(block)
+            self._server.on_result(block)
         self.open_index = index
         self.open_block = block
         self.open_kind = spec.kind
@@ -233,8 +245,8 @@ class Assembly:
         if block["id"] in self._tool_ids:
             raise SequenceError(f"{btype} id {block['id'][:80]!r} is used twice in the turn")
         self._tool_ids.add(block["id"])
+        check_caller(block)
         if btype == ev.CLIENT_TOOL_BLOCK:
-            check_caller(block)
             bound = self.limits.max_calls_per_turn
             if self._n_calls >= bound:
                 raise LimitExceededError(
@@ -361,6 +373,7 @@ class Assembly:
         citation = delta.get("citation")
         if type(citation) is not dict:
             raise SchemaError("citations_delta.citation is not an object")
+        check_citation(citation, "citations_delta")
         # Rare; keeps feed_event callers' dicts out of the turn.
         citation = copy_event_value(citation, self.limits)
         citations = self.open_block.get("citations")

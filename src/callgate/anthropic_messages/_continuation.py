@@ -33,6 +33,7 @@ from .._errors import CallgateError, ContinuationError, UsageError
 from .._json import json_copy
 from .._results import ToolResult, bind_results
 from . import _events as ev
+from ._hosted import check_declared, check_search_results
 from ._turn import (
     REASON_INVALID_JSON,
     REASON_LIMIT,
@@ -283,6 +284,7 @@ def _render_result(call_id: str, output: Any, is_error: bool) -> dict[str, Any]:
         and all(type(b) is dict and b.get("type") in _TOOL_RESULT_CONTENT for b in output)
     ):
         block["content"] = _copy(output, "tool result")
+        check_search_results(block["content"], f"result for {call_id!r}")
     else:
         # Any other JSON value goes as its canonical JSON text: the field takes only a
         # string or content blocks.
@@ -492,6 +494,8 @@ def build_continuation(
     messages: list[Any] = _copy_list(history, "history")
     uses = check_history(messages, model, system_message_capability)
     tool_defs = _check_tools(tools)
+    if check_declared(turn.content, tool_defs):
+        raise ContinuationError(f"not declared in tools: {check_declared(turn.content, tool_defs)}")
     controls = _check_controls(request_controls)
     system_value = _check_system(system)
     container_value = _check_container(turn, container)

@@ -15,6 +15,7 @@ from .._errors import ProviderError, SchemaError, SequenceError, UnsupportedProv
 from .._fields import need_str
 from . import _events as ev
 from ._assembly import DELTA_FIELDS, Assembly, check_delta_field
+from ._hosted import check_server_usage
 from ._state import State
 
 __all__ = ["Handlers"]
@@ -70,6 +71,7 @@ class Handlers:
         for key in ("input_tokens", "output_tokens"):
             if type(usage.get(key)) is not int:
                 raise SchemaError(f"message_start usage.{key} is not an int")
+        check_server_usage(usage, None, "message_start")
         message = {k: v for k, v in m.items() if k != "content"}
         message.setdefault("stop_reason", None)
         message.setdefault("stop_sequence", None)
@@ -132,6 +134,7 @@ class Handlers:
         message = self._message()
         current = message["usage"]
         _check_usage(usage, current["output_tokens"])
+        check_server_usage(usage, current.get("server_tool_use"), "message_delta")
         if not _PROTECTED.isdisjoint(delta):
             raise SchemaError("message_delta may not change the message's identity or content")
         for key in DELTA_FIELDS:

@@ -22,6 +22,7 @@ from .._digest import canonical_digest
 from .._errors import CallgateError, JSONError
 from .._hosted import Citation, HostedCall
 from . import _events as ev
+from ._hosted import project
 
 __all__ = [
     "REASON_INVALID_JSON",
@@ -263,6 +264,7 @@ def make_turn(
     possible through ``feed_event``)."""
     stop_reason = message.get("stop_reason")
     calls, recovery = release_calls(content, tool_info, stop_reason) if complete else ((), ())
+    hosted_calls, citations = project(content)
     turn = Turn(
         message_id=message["id"],
         model=message["model"],
@@ -277,6 +279,8 @@ def make_turn(
         complete=complete,
         baseline=baseline,
         digest="",
+        hosted_calls=hosted_calls,
+        citations=citations,
     )
     try:
         digest = turn_digest(turn)

@@ -26,6 +26,8 @@ from .._http import Reply, bearer
 from .._render_turn import arguments, usage
 from .._requests import FunctionResult, RequestView, last_text, list_of, texts, tool_names
 from . import Endpoint, Event, Ids, Provider, RenderedTurn
+from . import _anthropic_messages_hosted as hosted
+from . import _anthropic_messages_hosted_checks as hosted_checks
 from ._anthropic_messages_checks import check, emitted_index
 from ._anthropic_messages_threads import expire_route, require_beta, resolve_thread
 
@@ -41,6 +43,7 @@ CHECKS = (
     "anthropic_tool_result_has_tool_use",
     "anthropic_thinking_signature",
     "anthropic_thinking_kept",
+    *hosted_checks.CHECKS,
 )
 _THINKING = frozenset({"thinking", "redacted_thinking"})
 PROTOCOL_NAME = "anthropic_messages"
@@ -149,6 +152,8 @@ def render(
                        "signature": reasoning.get("signature", "")})  # fmt: skip
     if "text" in respond:
         blocks.append({"type": "text", "text": respond["text"]})
+    server_blocks, server_use, container = hosted.render_hosted(respond, ids)
+    blocks.extend(server_blocks)
     calls: list[tuple[str, str]] = []
     specs = respond.get("calls", [])
     for n, spec in enumerate(specs):
@@ -157,15 +162,16 @@ def render(
         blocks.append({"type": "tool_use", "id": call_id, "name": spec["name"],
                        "input_json": arguments(spec, as_object=not stream)})  # fmt: skip
     stop = respond.get("status", "tool_use" if specs else "end_turn")
-    counts = usage(respond.get("usage"), "input_tokens", "output_tokens")
+    counts: dict[str, Any] = usage(respond.get("usage"), "input_tokens", "output_tokens")
+    if server_use is not None:
+        counts["server_tool_use"] = server_use
     if not stream:
-        body = _render.render_body(
-            message_id=message_id, model=model, blocks=blocks, stop_reason=stop, usage=counts
-        )
+        body = _render.render_body(message_id=message_id, model=model, blocks=blocks,
+                                   stop_reason=stop, usage=counts, container=container)  # fmt: skip
         return RenderedTurn(message_id, tuple(calls), [], body)
     events = _render.render_events(
         message_id=message_id, model=model, blocks=blocks, stop_reason=stop,
-        split=turn.splitter(), usage=counts,
+        split=turn.splitter(), usage=counts, container=container,
     )  # fmt: skip
     return RenderedTurn(message_id, tuple(calls), events, None)
 
@@ -311,7 +317,9 @@ PROVIDER = Provider(
     fault_roles=fault_roles,
     object_arguments=True,
     checks=CHECKS,
-    check=_check,
-    index=index,
+    check=hosted_checks.checking(_check),
+    index=hosted_checks.indexing(index),
+    respond_keys=frozenset({"hosted"}),
+    check_respond=hosted.check_respond,
     request_body=_request_body,
 )
