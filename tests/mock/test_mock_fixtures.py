@@ -701,3 +701,37 @@ def test_a_title_request_between_turns_leaves_previous_to_the_ordered_turn(
     full = replay(protocol, ask, answer, ["ok"])
     follow = {"model": MODEL, key: answer["id"], "input": full["input"][-1:]}
     assert text_of(protocol, client.ok(protocol, follow)) == "done"
+
+
+def _ask_again(protocol: str, request: dict[str, Any], final: dict[str, Any],
+               text: str) -> dict[str, Any]:  # fmt: skip
+    """``request`` + the model's final ``answer`` + a new user question."""
+    follow = json.loads(json.dumps(request))
+    if protocol == "openai_responses":
+        follow["input"] += [*final["output"], {"role": "user", "content": text}]
+    elif protocol == "anthropic_messages":
+        follow["messages"] += [{"role": "assistant", "content": final["content"]},
+                               {"role": "user", "content": text}]  # fmt: skip
+    elif protocol == "gemini_interactions":
+        question = {"type": "user_input", "content": [{"type": "text", "text": text}]}
+        follow["input"] += [*final["steps"], question]
+    else:
+        follow["contents"] += [final["candidates"][0]["content"],
+                               {"role": "user", "parts": [{"text": text}]}]  # fmt: skip
+    return follow
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_second_question_in_a_replayed_chat_is_not_taken_for_a_tool_round(
+    protocol: str,
+) -> None:
+    client = Client(agent_script())
+    ask = first_request(protocol, "What is the weather in Paris?")
+    for question in ("And the weather tomorrow?", "And the weather next week?"):
+        answer = client.ok(protocol, ask)
+        assert calls_of(protocol, answer) == [TOOL], question
+        done = replay(protocol, ask, answer, ["sunny"])
+        final = client.ok(protocol, done)
+        assert text_of(protocol, final) == "It is sunny in Paris."
+        ask = _ask_again(protocol, done, final, question)
+    assert list(client.app.state.callgate.mismatches) == []

@@ -26,6 +26,8 @@ class RequestView:
     model: Any
     stream: bool
     tools: tuple[str, ...]
+    # The results of the open round: in a replayed history, those after the model's last
+    # answer in text (results it already answered belong to older rounds).
     results: tuple[FunctionResult, ...]
     previous_id: Any
     user_text: str

@@ -154,6 +154,8 @@ def view(body: Mapping[str, Any]) -> RequestView:
                 isinstance(p, dict) and p.get("type") == "function_result"
                 for p in list_of(step.get("content"))
             )
+        elif kind == "model_output":
+            results = []  # a model's answer closed the rounds whose results came before it
         elif kind == "text" and isinstance(step.get("text"), str):
             found.append(step["text"])
             bare.append(step["text"])

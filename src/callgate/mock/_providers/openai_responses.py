@@ -137,6 +137,8 @@ def view(body: Mapping[str, Any]) -> RequestView:
         elif item.get("role") == "user":
             groups.append(texts(item.get("content")))
             found.extend(groups[-1])
+        elif item.get("role") == "assistant":
+            results = []  # a model's answer closed the rounds whose results came before it
     return RequestView(
         model=body.get("model"),
         stream=body.get("stream") is True,
