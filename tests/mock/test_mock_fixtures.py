@@ -735,3 +735,22 @@ def test_a_second_question_in_a_replayed_chat_is_not_taken_for_a_tool_round(
         assert text_of(protocol, final) == "It is sunny in Paris."
         ask = _ask_again(protocol, done, final, question)
     assert list(client.app.state.callgate.mismatches) == []
+
+
+def test_a_fixture_script_file_loads_and_names_its_path_in_errors(tmp_path: Any) -> None:
+    from callgate.mock import load_script
+
+    good = tmp_path / "fixtures.json"
+    good.write_text(json.dumps({"fixtures": [{"match": {"last_user_text": "hi"},
+                                              "respond": {"text": "hello"}}]}))  # fmt: skip
+    client = Client(load_script(good))
+    assert text_of("anthropic_messages", client.ok("anthropic_messages",
+                   first_request("anthropic_messages", "hi", ()))) == "hello"  # fmt: skip
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"fixtures": [{"match": {"jsonpath": {"path": "$..x",
+                                                                    "exists": True}},
+                                             "respond": {}}]}))  # fmt: skip
+    with pytest.raises(ScriptError) as info:
+        load_script(bad)
+    assert info.value.path == str(bad)
+    assert str(info.value).startswith(f"{bad}:/fixtures/0/match/jsonpath/path: recursive")
