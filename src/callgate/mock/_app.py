@@ -129,6 +129,9 @@ def _match_and_send(call: _Call) -> Response:
         body = provider(call.protocol).error_body(400, message)
         entry.close(400, body, "mismatch", outcome.location, outcome.problems)
         return JSONResponse(body, status_code=400)
+    reply = _faults.fixture_http_error(outcome)
+    if reply is not None:
+        return reply_response(entry, reply, "fault")
     record = _store.record(state, session, call.protocol, outcome)
     rendered = outcome.rendered
     location = outcome.turn.location

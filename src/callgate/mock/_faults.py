@@ -52,6 +52,7 @@ __all__ = [
     "before_request",
     "check_faults",
     "control_routes",
+    "fixture_http_error",
     "http_error_reply",
     "send",
     "stream_plan",
@@ -130,6 +131,14 @@ def turn_http_error(
     return http_error_reply(protocol, fault)
 
 
+def fixture_http_error(served: Served) -> Reply | None:
+    """The HTTP error a fixture answers on each of its uses (a use already counted)."""
+    fault = served.turn.respond.get("fault")
+    if served.serial is None or not fault or fault["type"] != "http_error":
+        return None
+    return http_error_reply(served.turn.protocol, fault)
+
+
 def _use(session: Session, armed: Armed) -> None:
     armed.remaining -= 1
     if armed.remaining <= 0 and armed.origin == _RUNTIME:
@@ -140,7 +149,7 @@ def _use(session: Session, armed: Armed) -> None:
 
 
 def _runtime_stream(
-    state: MockState, session: Session, turn: ScriptTurn
+    state: MockState, session: Session, turn: ScriptTurn, events: Any
 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None] | None:
     with state.lock:
         for armed in session.faults:
@@ -148,7 +157,9 @@ def _runtime_stream(
             if (
                 armed.origin == _RUNTIME
                 and armed.protocol in (None, turn.protocol)
-                and (fault is None or (fault["type"] in STREAM_FAULTS and fits(fault, turn)))
+                and (
+                    fault is None or (fault["type"] in STREAM_FAULTS and fits(fault, turn, events))
+                )
             ):
                 _use(session, armed)
                 return fault, armed.pacing
@@ -180,7 +191,7 @@ def stream_plan(state: MockState, session: Session, served: Served) -> StreamPla
     if fault is not None and fault["type"] not in STREAM_FAULTS:
         fault = None
     pacing = turn.respond.get("pacing")
-    runtime = _runtime_stream(state, session, turn)
+    runtime = _runtime_stream(state, session, turn, rendered.events)
     if runtime is not None:
         fault = runtime[0] or fault
         pacing = runtime[1] or pacing

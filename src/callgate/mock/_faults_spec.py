@@ -1,7 +1,12 @@
 """The fault and pacing schema, and its validation (scripts and the control endpoint).
 
 A fault is one JSON object with a ``type``; ``after`` counts the events sent before the
-fault strikes (a value past the end of the stream strikes at its end)::
+fault strikes (a value past the end of the stream strikes at its end). Instead of ``after``,
+a fault may name its point (:func:`callgate.mock._faults_stream.fault_position`):
+``"after_call": i`` (once call ``i`` is complete), with ``"after_argument_deltas": k``
+(after that call's ``k``-th argument piece; not on generateContent, whose calls arrive
+whole), or ``"before_terminal": true``; a named point the turn's stream does not have is
+refused when the app is created::
 
     {"type": "http_error", "status": 400|401|403|404|408|409|429|500|503|529,
      "message": str, "retry_after": int seconds <= 86400, "times": int}  # 529: Anthropic only
@@ -30,7 +35,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ._faults_stream import POINT_KEYS, fault_position
 from ._providers import provider
+from ._render_turn import render
 from ._script import Script, ScriptError, ScriptTurn
 
 __all__ = [
@@ -77,15 +84,16 @@ HTTP_STATUSES = frozenset({400, 401, 403, 404, 408, 409, 429, 500, 503, 529})
 STREAM_FAULTS = frozenset(
     {"disconnect", "error_event", "malformed", "duplicate", "out_of_order", "truncate", "never_end"}
 )
+_AT = {"after", *POINT_KEYS}
 _KEYS: dict[str, set[str]] = {
     "http_error": {"status", "message", "retry_after", "times"},
-    "disconnect": {"after"},
-    "error_event": {"after", "message", "error_type", "code", "shape"},
-    "malformed": {"after", "data"},
-    "duplicate": {"after", "payload"},
-    "out_of_order": {"after"},
+    "disconnect": _AT,
+    "error_event": {*_AT, "message", "error_type", "code", "shape"},
+    "malformed": {*_AT, "data"},
+    "duplicate": {*_AT, "payload"},
+    "out_of_order": _AT,
     "truncate": {"call", "keep"},
-    "never_end": {"after"},
+    "never_end": _AT,
 }
 _PACING_KEYS = {"first_byte_ms", "event_delay_ms", "flush"}
 MAX_RETRY_AFTER = 86_400  # seconds (one day); Anthropic's reset header is a date
@@ -139,8 +147,9 @@ def _check_fault(spec: Any, protocol: str | None, turn: ScriptTurn | None) -> No
     unknown = sorted(set(spec) - _KEYS[kind] - {"type"})
     if unknown:
         raise _BadSpecError("", f"unknown key(s) for a {kind} fault: {', '.join(unknown)}")
-    for key in ("after", "keep", "call"):
+    for key in ("after", "keep", "call", "after_call", "after_argument_deltas"):
         _count(spec, key)
+    _check_point(spec, protocol)
     _count(spec, "retry_after", maximum=MAX_RETRY_AFTER)
     _count(spec, "times", minimum=1)
     for key in ("message", "error_type", "code", "data"):
@@ -152,9 +161,12 @@ def _check_fault(spec: Any, protocol: str | None, turn: ScriptTurn | None) -> No
         if status == 529 and not _allows(protocol, "overloaded_529"):
             raise _BadSpecError("/status", "529 (overloaded) is Anthropic's status only")
     elif kind in ("disconnect", "error_event", "malformed", "out_of_order", "duplicate") and (
-        "after" not in spec
+        not _AT & set(spec)
     ):
-        raise _BadSpecError("", f"a {kind} fault needs 'after' (events sent before it)")
+        raise _BadSpecError(
+            "", f"a {kind} fault needs 'after' (events sent before it), 'after_call' or "
+            "'before_terminal'"
+        )  # fmt: skip
     if kind == "duplicate":
         _count(spec, "after", minimum=1)
         payload = spec.get("payload", "same")
@@ -179,6 +191,42 @@ def _check_fault(spec: Any, protocol: str | None, turn: ScriptTurn | None) -> No
         check_truncate(spec, turn)
 
 
+def _check_point(spec: Mapping[str, Any], protocol: str | None) -> None:
+    placed = [key for key in ("after", "after_call", "before_terminal") if key in spec]
+    if len(placed) > 1:
+        raise _BadSpecError("", f"place a fault once: {' and '.join(placed)} both given")
+    if "before_terminal" in spec and spec["before_terminal"] is not True:
+        raise _BadSpecError("/before_terminal", "before_terminal is true (or left out)")
+    if "after_argument_deltas" in spec:
+        if "after_call" not in spec:
+            raise _BadSpecError("/after_argument_deltas", "after_argument_deltas needs after_call")
+        if not _allows(protocol, "argument_deltas"):
+            raise _BadSpecError(
+                "/after_argument_deltas",
+                f"{protocol} sends each call whole: its stream has no argument deltas",
+            )
+
+
+def _check_placed(spec: Mapping[str, Any], turn: ScriptTurn, events: Any) -> None:
+    """Refuse a named point the turn's stream does not have."""
+    if not any(key in spec for key in POINT_KEYS) or events is None:
+        return
+    if fault_position(turn.protocol, events, spec) is not None:
+        return
+    where = next(f"/{k}" for k in ("before_terminal", "after_argument_deltas", "after_call")
+                 if k in spec)  # fmt: skip
+    if "before_terminal" in spec:
+        message = "the turn's stream has no terminal event (disconnect_after cuts it)"
+    elif "after_argument_deltas" in spec:
+        message = (
+            f"call {spec['after_call']} of the turn's stream has fewer than "
+            f"{spec['after_argument_deltas']} argument delta(s) (see its chunking)"
+        )
+    else:
+        message = f"the turn's stream has no complete call {spec['after_call']}"
+    raise _BadSpecError(where, message)
+
+
 def check_truncate(spec: Mapping[str, Any], turn: ScriptTurn) -> None:
     """Raise ``_BadSpecError`` unless ``spec`` cuts one of ``turn``'s calls inside its arguments."""
     calls = turn.respond.get("calls", [])
@@ -199,8 +247,12 @@ def check_truncate(spec: Mapping[str, Any], turn: ScriptTurn) -> None:
         )
 
 
-def fits(spec: Mapping[str, Any], turn: ScriptTurn) -> bool:
-    """Whether a (runtime) fault can be applied to ``turn`` as it was rendered."""
+def fits(spec: Mapping[str, Any], turn: ScriptTurn, events: Any = None) -> bool:
+    """Whether a (runtime) fault can be applied to ``turn`` as it was rendered (``events``:
+    its stream, where a named point must be)."""
+    placed = events is not None and any(key in spec for key in POINT_KEYS)
+    if placed and fault_position(turn.protocol, events, spec) is None:
+        return False
     if spec["type"] == "duplicate":
         return turn.respond.get("disconnect_after") != 0
     if spec["type"] != "truncate":
@@ -248,22 +300,41 @@ def check_pacing(spec: Any, *, path: str | None = None, location: str = "") -> N
 
 
 def check_faults(script: Script) -> None:
-    """Validate every turn's ``respond.fault`` and ``respond.pacing``.
+    """Validate every turn's (and fixture's) ``respond.fault`` and ``respond.pacing``.
 
     Raises :class:`ScriptError` with the file path and e.g.
     ``/conversations/default/0/respond/fault/status``. ``times`` belongs to ``http_error``
-    only: a stream fault is served once, with its turn.
+    only: a stream fault is served once, with its turn; a fixture counts its own uses.
     """
-    for turns in script.conversations.values():
-        for turn in turns:
-            respond = turn.respond
-            where = f"{turn.location}/respond"
-            if "fault" in respond:
-                try:
-                    _check_fault(respond["fault"], turn.protocol, turn)
-                except _BadSpecError as bad:
-                    raise ScriptError(
-                        bad.message, path=script.path, location=f"{where}/fault{bad.where}"
-                    ) from None
-            if "pacing" in respond:
-                check_pacing(respond["pacing"], path=script.path, location=f"{where}/pacing")
+    ordered = [turn for turns in script.conversations.values() for turn in turns]
+    fixtures = [f for f in (*script.fixtures, script.fallback) if f is not None]
+    for turn in ordered + [turn for f in fixtures for turn in f.turns.values()]:
+        _check_turn(script, turn, fixture=turn not in ordered)
+
+
+def _check_turn(script: Script, turn: ScriptTurn, *, fixture: bool) -> None:
+    respond = turn.respond
+    where = f"{turn.location}/respond"
+    if "fault" in respond:
+        try:
+            _check_fault(respond["fault"], turn.protocol, turn)
+            _check_placed(respond["fault"], turn, _events(script, turn, respond["fault"]))
+            if fixture and "times" in respond["fault"]:
+                raise _BadSpecError("/times", "a fixture counts its uses: give 'times' on it")
+        except _BadSpecError as bad:
+            raise ScriptError(
+                bad.message, path=script.path, location=f"{where}/fault{bad.where}"
+            ) from None
+    if "pacing" in respond:
+        check_pacing(respond["pacing"], path=script.path, location=f"{where}/pacing")
+
+
+def _events(script: Script, turn: ScriptTurn, fault: Any) -> Any:
+    """The turn's stream events (what a named point is looked for in), if it needs them."""
+    if not isinstance(fault, dict) or not any(key in fault for key in POINT_KEYS):
+        return None
+    rendered = render(
+        turn, seed=script.seed, conversation="", turn_number=0, stream=True,
+        baseline=script.baseline,
+    )  # fmt: skip
+    return rendered.events

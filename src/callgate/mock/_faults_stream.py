@@ -16,9 +16,11 @@ from typing import Any
 
 from ._providers import provider
 
-__all__ = ["Faulted", "cut", "plan_stream"]
+__all__ = ["POINT_KEYS", "Faulted", "cut", "fault_position", "plan_stream"]
 
 Event = dict[str, Any]
+# Where a fault strikes, by name instead of by event count ``after``.
+POINT_KEYS = ("after_call", "after_argument_deltas", "before_terminal")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -39,7 +41,9 @@ def _plan(protocol: str, events: Sequence[Event], hold: bool = False) -> Faulted
 def plan_stream(protocol: str, events: Sequence[Event], fault: Mapping[str, Any]) -> Faulted:
     """Apply one validated stream ``fault`` to ``events`` (never mutated)."""
     kind = fault["type"]
-    after = min(fault.get("after", len(events)), len(events))
+    after = fault_position(protocol, events, fault)
+    if after is None:  # check_faults and fits rule this out; never a 500 if they missed one
+        after = len(events)
     if kind in ("disconnect", "never_end"):
         return _plan(protocol, events[:after], hold=kind == "never_end")
     if kind == "error_event":
@@ -96,3 +100,51 @@ def cut(pieces: Sequence[str], keep: int) -> tuple[int, str]:
             return n, piece[: keep - used]
         used += len(piece)
     return len(pieces), ""
+
+
+@dataclasses.dataclass(slots=True)
+class _Call:
+    start: int
+    deltas: list[int]
+    done: int | None
+
+
+def fault_position(protocol: str, events: Sequence[Event], fault: Mapping[str, Any]) -> int | None:
+    """How many events leave before ``fault`` strikes, or ``None`` if its named point is
+    not in ``events`` (no call ``after_call``, fewer argument deltas, no terminal).
+
+    ``after_call: i`` strikes once call ``i`` (in stream order) is complete;
+    with ``after_argument_deltas: k``, after that call's ``k``-th argument piece (``0``:
+    right after its start); ``before_terminal: true`` just before the terminal event.
+    Without a point: ``after`` events (capped at the stream's end), by default all.
+    """
+    if not any(key in fault for key in POINT_KEYS):
+        after: int = fault.get("after", len(events))
+        return min(after, len(events))
+    roles = provider(protocol).fault_roles
+    calls: dict[Any, _Call] = {}
+    order: list[Any] = []
+    terminal = None
+    for position, event in enumerate(events):
+        for role, key in roles(event):
+            if role in ("start", "whole"):
+                calls[key] = _Call(position, [], position if role == "whole" else None)
+                order.append(key)
+            elif role == "delta" and key in calls:
+                calls[key].deltas.append(position)
+            elif role == "done" and key in calls:
+                calls[key].done = position
+            elif role == "terminal" and terminal is None:
+                terminal = position
+    if fault.get("before_terminal"):
+        return terminal
+    number = fault["after_call"]
+    if number >= len(order):
+        return None
+    call = calls[order[number]]
+    if "after_argument_deltas" not in fault:
+        return None if call.done is None else call.done + 1
+    pieces = fault["after_argument_deltas"]
+    if pieces == 0:
+        return call.start + 1
+    return call.deltas[pieces - 1] + 1 if pieces <= len(call.deltas) else None

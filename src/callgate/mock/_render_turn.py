@@ -24,7 +24,7 @@ __all__ = ["arguments", "render", "usage"]
 
 
 class _Ids:
-    def __init__(self, seed: int, conversation: str, turn: int) -> None:
+    def __init__(self, seed: int, conversation: str, turn: int | str) -> None:
         self._base = f"{seed}/{conversation}/{turn}"
 
     def __call__(self, prefix: str, kind: str, n: int = 0, size: int = 24) -> str:
@@ -66,6 +66,7 @@ def render(
     model: str | None = None,
     stored: bool = True,
     options: tuple[str, ...] = (),
+    serial: int | None = None,
 ) -> Rendered:
     """Render ``turn`` as a stream (``stream=True``) or a JSON body.
 
@@ -73,9 +74,10 @@ def render(
     expected model, else ``"callgate-mock-model"``. ``stored=False`` (the request said
     ``store: false``) renders a Gemini interaction without its id, as the API does;
     ``response_id`` stays the mock's own key for it. ``options`` are the request options
-    the provider renders by (its ``render_options``; OpenAI's ``include``).
+    the provider renders by (its ``render_options``; OpenAI's ``include``). ``serial``
+    renders a use of an order-free fixture: its ids derive from the fixture and the use.
     """
-    ids = _Ids(seed, conversation, turn_number)
+    ids = _Ids(seed, conversation, turn_number if serial is None else f"{turn.location}#{serial}")
     echo = model if isinstance(model, str) and model else _model(turn)
     wire = provider(turn.protocol)
     if options and wire.render_with is not None:

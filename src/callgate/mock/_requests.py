@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-__all__ = ["FunctionResult", "RequestView", "list_of", "texts", "tool_names"]
+__all__ = ["FunctionResult", "RequestView", "last_text", "list_of", "texts", "tool_names"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -26,12 +26,17 @@ class RequestView:
     model: Any
     stream: bool
     tools: tuple[str, ...]
+    # The results of the open round: in a replayed history, those after the model's last
+    # answer in text (results it already answered belong to older rounds).
     results: tuple[FunctionResult, ...]
     previous_id: Any
     user_text: str
     instructions: Any
     # Gemini: function_result content nested in user_input steps (not results in v1).
     nested_results: int = 0
+    # The text of the newest user message that has any (a message of tool results only
+    # is skipped: a replayed history ends with one after the first tool round).
+    last_user_text: str = ""
 
 
 def list_of(value: Any) -> list[Any]:
@@ -55,3 +60,8 @@ def tool_names(tools: Any) -> tuple[str, ...]:
         for tool in list_of(tools)
         if isinstance(tool, dict) and isinstance(tool.get("name"), str)
     )
+
+
+def last_text(groups: list[list[str]]) -> str:
+    """The newest non-empty group of user texts, joined (``""`` if none)."""
+    return next(("\n".join(g) for g in reversed(groups) if any(g)), "")

@@ -13,17 +13,22 @@ everything and reports errors with the file path and a JSON-pointer-like locatio
 Top level: ``{"seed": int, "baseline": "2026-11" | "2026-07-21", "turns": [...]}`` or
 ``{..., "conversations": {"name": [...]}}``; the baseline picks wire details that changed
 between SDK revisions (e.g. ``name`` on OpenAI's ``function_call_arguments.done``).
+Order-free ``"fixtures": [{"protocol", "match", "respond", "times"}]`` and a
+``"fallback": {"protocol", "respond"}`` may stand beside the turns or replace them
+(:mod:`callgate.mock._fixtures`: which answers a request, and the newer match keys).
 
 Turn shape::
 
     {"protocol": "openai_responses" | "anthropic_messages" | "gemini_interactions"
                  | "gemini_generate_content",
      "expect": {"model": str, "tools": [name, ...], "stream": bool,
-                "function_results": [{"call_id"| "name": str, "output": str | object,
+                "function_results": [{"call_id" | "name": str | "call": int,  # position
+                                      "output": str | object,  # in the previous turn
                                       "output_contains": str, "is_error": bool}],
-                "previous_id": "previous" | "absent" | str,   # previous_response_id /
-                                                              # previous_interaction_id
-                "text_contains": str, "instructions": str, "system": str},
+                "previous_id": "previous" | "present" | "absent" | str,
+                                  # previous_response_id / previous_interaction_id
+                "text_contains": str, "instructions": str, "system": str,
+                "last_user_text...", "tool_results", "has_tool_results", "jsonpath"},
      "respond": {"text": str, "calls": [{"name": str, "arguments": object | "raw": str,
                                           "id": str}],
                  "reasoning": {"summary": str, "signature": str},
@@ -32,7 +37,9 @@ Turn shape::
                  "chunking": "whole" | "char" | {"fixed": n} | {"random": {"seed": n, "max": n}},
                  "interleave": "sequential" | "round_robin",
                  "disconnect_after": n,    # close the stream after n events (a truncation)
-                 "fault": {"type": "http_error" | "error_event" | "truncate" | ..., ...},  # see
+                 "fault": {"type": "http_error" | "error_event" | "truncate" | ...,
+                           "after": n | "after_call": i, "after_argument_deltas": k
+                           | "before_terminal": true, ...},   # see
                  "pacing": {"first_byte_ms", "event_delay_ms", "flush"}}}  # mock._faults_spec
 
 A provider may add respond keys of its own (generateContent: ``"chunk_plan": [n, ...]``,
@@ -53,7 +60,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import os
-import random
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -63,6 +69,8 @@ from .._errors import CallgateError, UsageError
 from .._json import loads_strict
 from ..contracts import CURRENT_REVISION, REVISIONS
 from . import _schema
+from ._chunking import MAX_SEED, check_chunking, make_splitter
+from ._fixtures import MATCH_KEYS, Fixture, check_match, parse_fixtures
 from ._providers import PROTOCOLS, provider
 
 __all__ = [
@@ -79,16 +87,15 @@ __all__ = [
 MAX_SCRIPT_BYTES = 16 * 1024 * 1024  # a script file is read up to this size
 _EXPECT_KEYS = {
     "model", "tools", "stream", "function_results", "previous_id", "text_contains",
-    "instructions", "system",
+    "instructions", "system", *MATCH_KEYS,
 }  # fmt: skip
 _RESPOND_KEYS = {
     "text", "calls", "reasoning", "status", "usage", "chunking", "interleave", "disconnect_after",
     "fault", "pacing",
 }  # fmt: skip
-_RESULT_KEYS = {"call_id", "name", "output", "output_contains", "is_error"}
+_RESULT_KEYS = {"call_id", "name", "call", "output", "output_contains", "is_error"}
 _CALL_KEYS = {"name", "arguments", "raw", "id"}
 _USAGE_KEYS = {"input_tokens", "output_tokens"}
-MAX_SEED = 2**64  # |seed| below this: ids and chunk plans format it as text
 MAX_TOKENS = 2**53  # a usage count (exact in every JSON reader)
 
 
@@ -100,6 +107,7 @@ class ScriptError(UsageError):
         super().__init__(f"{where}: {message}")
         self.path = path
         self.location = location
+        self.reason = message
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -126,34 +134,13 @@ class Script:
     baseline: str = CURRENT_REVISION
     # Provider-native request checks switched on or off by name (all on by default).
     validation: Mapping[str, bool] = dataclasses.field(default_factory=dict)
+    fixtures: tuple[Fixture, ...] = ()  # order-free responses (callgate.mock._fixtures)
+    fallback: Fixture | None = None
 
     @classmethod
     def from_dict(cls, obj: Any, *, path: str | None = None) -> Script:
         """Validate a script document. Raises :class:`ScriptError`."""
         return _parse_script(obj, path)
-
-
-def make_splitter(plan: Any) -> Callable[[str], list[str]]:
-    """Chunk plan -> splitter. Assumes ``plan`` was validated."""
-    if plan == "whole":
-        return lambda text: [text] if text else []
-    if plan == "char":
-        return list
-    if "fixed" in plan:
-        size = plan["fixed"]
-        return lambda text: [text[i : i + size] for i in range(0, len(text), size)]
-    seed, most = plan["random"]["seed"], plan["random"]["max"]
-
-    def random_pieces(text: str) -> list[str]:
-        rng = random.Random(f"{seed}:{text}")  # noqa: S311 - a chunk plan, not crypto
-        pieces, pos = [], 0
-        while pos < len(text):
-            step = rng.randint(1, most)
-            pieces.append(text[pos : pos + step])
-            pos += step
-        return pieces
-
-    return random_pieces
 
 
 def load_script(path: str | os.PathLike[str]) -> Script:
@@ -177,7 +164,9 @@ class ScriptBuilder:
     """Build a :class:`Script` in Python with the same dicts a file holds.
 
     ``builder.turn("openai_responses", expect={...}, text="hi", calls=[...])`` appends a
-    turn to ``conversation`` (default ``"default"``); ``build()`` validates everything.
+    turn to ``conversation`` (default ``"default"``); ``fixture(protocol, match={...},
+    times=n, text=...)`` and ``fallback(protocol, text=...)`` add order-free answers
+    (``protocol=None``: every protocol); ``build()`` validates everything.
     """
 
     def __init__(
@@ -191,6 +180,7 @@ class ScriptBuilder:
         self._baseline = baseline
         self._validation = dict(validation or {})
         self._conversations: dict[str, list[dict[str, Any]]] = {}
+        self._order_free: dict[str, Any] = {}
 
     def turn(
         self,
@@ -205,13 +195,34 @@ class ScriptBuilder:
         )
         return self
 
+    def fixture(self, protocol: str | None = None, *, match: Mapping[str, Any] | None = None,
+                times: int | None = None, **respond: Any) -> ScriptBuilder:  # fmt: skip
+        spec = {
+            "protocol": protocol,
+            "match": dict(match or {}),
+            "respond": respond,
+            "times": times,
+        }
+        self._order_free.setdefault("fixtures", []).append(
+            {key: value for key, value in spec.items() if value is not None}
+        )
+        return self
+
+    def fallback(self, protocol: str | None = None, **respond: Any) -> ScriptBuilder:
+        self._order_free["fallback"] = {"respond": respond} | (
+            {"protocol": protocol} if protocol else {}
+        )
+        return self
+
     def build(self) -> Script:
         doc = {
             "seed": self._seed,
             "baseline": self._baseline,
             "validation": self._validation,
-            "conversations": self._conversations,
+            **self._order_free,
         }
+        if self._conversations or not self._order_free:
+            doc["conversations"] = self._conversations
         return _parse_script(copy.deepcopy(doc), None)
 
 
@@ -264,7 +275,11 @@ def _encodable(text: str) -> bool:
 def _parse_script(obj: Any, path: str | None) -> Script:
     obj = _schema.check_document(obj, path, ScriptError)  # the schema first, then the rest
     ctx = _Ctx(path)
-    top = ctx.obj(obj, "", {"seed", "baseline", "validation", "conversations", "turns"})
+    top = ctx.obj(
+        obj,
+        "",
+        {"seed", "baseline", "validation", "conversations", "turns", "fixtures", "fallback"},
+    )
     validation = ctx.obj(top.get("validation", {}), "/validation")
     for name, enabled in validation.items():
         ctx.typed(enabled, bool, f"/validation/{name}")
@@ -272,9 +287,12 @@ def _parse_script(obj: Any, path: str | None) -> Script:
     baseline = top.get("baseline", CURRENT_REVISION)
     if baseline not in REVISIONS:
         raise ctx.fail("/baseline", f"baseline must be one of {', '.join(REVISIONS)}")
-    if ("turns" in top) == ("conversations" in top):
+    fixtures, fallback = parse_fixtures(ctx, top, _parse_turn)
+    order_free = "fixtures" in top or "fallback" in top
+    ordered = {"turns", "conversations"} & set(top)
+    if len(ordered) > 1 or not (ordered or order_free):
         raise ctx.fail("", "give exactly one of 'turns' (one conversation) or 'conversations'")
-    raw = {"default": top["turns"]} if "turns" in top else top["conversations"]
+    raw = {"default": top["turns"]} if "turns" in top else top.get("conversations", {})
     base = "/turns" if "turns" in top else "/conversations"
     convs = ctx.obj(raw, base) if "conversations" in top else raw
     conversations: dict[str, tuple[ScriptTurn, ...]] = {}
@@ -285,7 +303,7 @@ def _parse_script(obj: Any, path: str | None) -> Script:
         conversations[name] = tuple(
             _parse_turn(ctx, turn, f"{where}/{i}") for i, turn in enumerate(turns)
         )
-    if not conversations:
+    if not conversations and not order_free:
         raise ctx.fail(base, "a script needs at least one conversation")
     return Script(
         conversations=conversations,
@@ -293,6 +311,8 @@ def _parse_script(obj: Any, path: str | None) -> Script:
         path=path,
         baseline=baseline,
         validation=validation,
+        fixtures=fixtures,
+        fallback=fallback,
     )
 
 
@@ -307,6 +327,7 @@ def _parse_turn(ctx: _Ctx, turn: Any, loc: str) -> ScriptTurn:
     for key in ("model", "text_contains", "instructions", "system", "previous_id"):
         if key in expect:
             ctx.typed(expect[key], str, f"{loc}/expect/{key}")
+    check_match(ctx, expect, f"{loc}/expect")
     if "stream" in expect:
         ctx.typed(expect["stream"], bool, f"{loc}/expect/stream")
     tools = ctx.typed(expect.get("tools", []), list, f"{loc}/expect/tools")
@@ -316,8 +337,10 @@ def _parse_turn(ctx: _Ctx, turn: Any, loc: str) -> ScriptTurn:
     for i, result in enumerate(results):
         rloc = f"{loc}/expect/function_results/{i}"
         ctx.obj(result, rloc, _RESULT_KEYS)
-        if ("call_id" in result) == ("name" in result):
-            raise ctx.fail(rloc, "name the call by exactly one of 'call_id' or 'name'")
+        if sum(key in result for key in ("call_id", "name", "call")) != 1:
+            raise ctx.fail(rloc, "name the call by exactly one of 'call_id', 'name' or 'call'")
+        if "call" in result:
+            ctx.bounded(result["call"], f"{rloc}/call", 0, 2**31)
         if "is_error" in result:
             ctx.typed(result["is_error"], bool, f"{rloc}/is_error")
     if "text" in respond:
@@ -348,7 +371,9 @@ def _parse_turn(ctx: _Ctx, turn: Any, loc: str) -> ScriptTurn:
         usage = ctx.obj(respond["usage"], f"{loc}/respond/usage", _USAGE_KEYS)
         for key, value in usage.items():
             ctx.bounded(value, f"{loc}/respond/usage/{key}", 0, MAX_TOKENS)
-    _check_chunking(ctx, respond.get("chunking", "whole"), f"{loc}/respond/chunking")
+    problem = check_chunking(respond.get("chunking", "whole"))
+    if problem is not None:
+        raise ctx.fail(f"{loc}/respond/chunking", problem)
     if respond.get("interleave", "sequential") not in ("sequential", "round_robin"):
         raise ctx.fail(f"{loc}/respond/interleave", "interleave is 'sequential' or 'round_robin'")
     if "disconnect_after" in respond:
@@ -396,18 +421,3 @@ def _object_text(text: str) -> bool:
         return not text or isinstance(loads_strict(text), dict)
     except CallgateError:
         return False
-
-
-def _check_chunking(ctx: _Ctx, plan: Any, loc: str) -> None:
-    if plan in ("whole", "char"):
-        return
-    if isinstance(plan, dict) and set(plan) == {"fixed"}:
-        size = plan["fixed"]
-        if type(size) is int and size > 0:
-            return
-    if isinstance(plan, dict) and set(plan) == {"random"} and isinstance(plan["random"], dict):
-        spec = plan["random"]
-        ints = set(spec) == {"seed", "max"} and all(type(v) is int for v in spec.values())
-        if ints and spec["max"] > 0 and abs(spec["seed"]) < MAX_SEED:
-            return
-    raise ctx.fail(loc, "chunking is 'whole', 'char', {'fixed': n} or {'random': {'seed', 'max'}}")

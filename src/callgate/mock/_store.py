@@ -53,6 +53,7 @@ def _rerender(state: MockState, served: Served, *, stream: bool) -> Rendered:
         baseline=script.baseline,
         model=model if isinstance(model, str) else None,
         stored=served.request.get("store") is not False,
+        serial=served.serial,
     )
 
 

@@ -83,4 +83,10 @@ def check(state: MockState, session: Session, protocol: str, body: dict[str, Any
     script = session.script
     on = _ALL if not script.validation else {n for n in CHECKS if enabled(script, n)}
     with state.lock:
-        return provider(protocol).check(session.store, body, on)
+        try:
+            return provider(protocol).check(session.store, body, on)
+        except TypeError as exc:
+            # A field of a shape no provider accepts (an id that is a list or an object):
+            # the API refuses it as invalid, so the mock does too, never with a 500.
+            message = f"callgate mock: a request field has a shape the API refuses ({exc})"
+            return Reply(400, provider(protocol).error_body(400, message))

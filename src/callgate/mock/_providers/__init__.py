@@ -85,8 +85,11 @@ class Provider:
     error_event: Callable[[Sequence[Event], Mapping[str, Any]], Event]  # in-stream error
     truncate: Callable[[list[Event], Mapping[str, Any]], list[Event]]  # cut call arguments
     # Fault options only this provider has: "overloaded_529", "error_shape",
-    # "duplicate_different".
+    # "duplicate_different", "argument_deltas" (calls stream their arguments in pieces).
     fault_options: frozenset[str] = frozenset()
+    # What a wire event is to a fault point: (role, call key) pairs, role one of "start",
+    # "delta" (an argument piece), "done", "whole" (a call sent in one piece), "terminal".
+    fault_roles: Callable[[Mapping[str, Any]], tuple[tuple[str, Any], ...]] = lambda event: ()
     statuses: tuple[str, ...] | None = None  # the ``respond.status`` values it can render
     object_arguments: bool = False  # non-streamed call arguments are a JSON object
     previous_key: str | None = None  # the request field naming a stored object

@@ -24,7 +24,7 @@ from ...anthropic_messages import Parser, Turn, _render
 from .._faults_stream import cut
 from .._http import Reply, bearer
 from .._render_turn import arguments, usage
-from .._requests import FunctionResult, RequestView, list_of, texts, tool_names
+from .._requests import FunctionResult, RequestView, last_text, list_of, texts, tool_names
 from . import Endpoint, Event, Ids, Provider, RenderedTurn
 from . import _anthropic_messages_hosted as hosted
 from . import _anthropic_messages_hosted_checks as hosted_checks
@@ -100,24 +100,28 @@ def http_error(status: int, message: str, retry: int | None) -> Reply:
 
 def view(body: Mapping[str, Any]) -> RequestView:
     messages = [m for m in list_of(body.get("messages")) if isinstance(m, dict)]
-    found: list[str] = []
+    groups: list[list[str]] = []
     results = []
+    names: dict[str, str] = {}  # tool_use id -> name, from the assistant turns replayed
     for message in messages:
         if message.get("role") == "user":
-            found.extend(texts(message.get("content")))
+            groups.append(texts(message.get("content")))
+        elif message.get("role") == "assistant":
+            for block in list_of(message.get("content")):
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    call_id, name = block.get("id"), block.get("name")
+                    if isinstance(call_id, str) and isinstance(name, str):
+                        names[call_id] = name
+    found = [text for group in groups for text in group]
     last = messages[-1] if messages else {}
-    # A replayed history names each result's tool through the tool_use it answers.
-    asked = messages[-2] if len(messages) > 1 else {}
-    uses = {b.get("id"): b.get("name") for b in list_of(asked.get("content"))
-            if isinstance(b, dict) and b.get("type") == "tool_use"}  # fmt: skip
     if last.get("role") == "user":
         for block in list_of(last.get("content")):
             if isinstance(block, dict) and block.get("type") == "tool_result":
                 call_id = block.get("tool_use_id")
                 results.append(
                     FunctionResult(
-                        call_id, uses.get(call_id), block.get("content"),
-                        block.get("is_error") is True,
+                        call_id, names.get(call_id) if isinstance(call_id, str) else None,
+                        block.get("content"), block.get("is_error") is True,
                     )
                 )  # fmt: skip
     system = body.get("system")
@@ -129,6 +133,7 @@ def view(body: Mapping[str, Any]) -> RequestView:
         previous_id=None,
         user_text="\n".join(found),
         instructions="\n".join(texts(system)) if system is not None else None,
+        last_user_text=last_text(groups),
     )
 
 
@@ -173,6 +178,19 @@ def render(
 
 def _event_name(event: Mapping[str, Any]) -> str:
     return str(event["type"])
+
+
+def fault_roles(event: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """A call is a ``tool_use`` block; the terminal is the ``message_delta`` with the stop
+    reason (``message_stop`` follows it)."""
+    kind, index = event["type"], event.get("index")
+    if kind == "content_block_start" and event["content_block"]["type"] == "tool_use":
+        return (("start", index),)
+    if kind == "content_block_delta" and event["delta"]["type"] == "input_json_delta":
+        return (("delta", index),)
+    if kind == "content_block_stop":
+        return (("done", index),)
+    return (("terminal", None),) if kind == "message_delta" else ()
 
 
 # -- stream faults ----------------------------------------------------------------------------
@@ -295,7 +313,8 @@ PROVIDER = Provider(
     http_error=http_error,
     error_event=error_event,
     truncate=truncate,
-    fault_options=frozenset({"overloaded_529"}),
+    fault_options=frozenset({"overloaded_529", "argument_deltas"}),
+    fault_roles=fault_roles,
     object_arguments=True,
     checks=CHECKS,
     check=hosted_checks.checking(_check),

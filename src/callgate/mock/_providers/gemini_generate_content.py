@@ -33,7 +33,7 @@ from ..._errors import UsageError
 from ...gemini_generate_content import _render
 from .._http import Reply
 from .._render_turn import arguments, usage
-from .._requests import FunctionResult, RequestView, list_of
+from .._requests import FunctionResult, RequestView, last_text, list_of
 from . import Endpoint, Event, Ids, Provider, RenderedTurn
 from ._gemini_generate_content_checks import CHECKS, check
 from .gemini_interactions import auth, error_body, http_error
@@ -108,16 +108,15 @@ def _part(part: Any, camel: str, snake: str) -> Any:
 
 def view(body: Mapping[str, Any]) -> RequestView:
     contents = [c for c in list_of(body.get("contents")) if isinstance(c, dict)]
-    found: list[str] = []
+    groups: list[list[str]] = []
     results = []
     last = contents[-1] if contents else {}
     for content in contents:
         if content.get("role", "user") != "user":
             continue
-        for part in list_of(content.get("parts")):
-            text = _part(part, "text", "text")
-            if isinstance(text, str):
-                found.append(text)
+        parts = [_part(part, "text", "text") for part in list_of(content.get("parts"))]
+        groups.append([text for text in parts if isinstance(text, str)])
+    found = [text for group in groups for text in group]
     for position, part in enumerate(list_of(last.get("parts"))):
         answer = _part(part, "functionResponse", "function_response")
         if isinstance(answer, dict):
@@ -139,6 +138,7 @@ def view(body: Mapping[str, Any]) -> RequestView:
         previous_id=None,
         user_text="\n".join(found),
         instructions=instructions,
+        last_user_text=last_text(groups),
     )
 
 
@@ -265,6 +265,19 @@ def truncate(events: list[Event], fault: Mapping[str, Any]) -> list[Event]:
     return events[:-1]
 
 
+def fault_roles(event: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """Each call arrives whole in its chunk's parts; the chunk with the ``finishReason`` is
+    the terminal (it may carry the turn's last parts too)."""
+    candidate = event["candidates"][0]
+    parts = candidate.get("content", {}).get("parts", ())
+    roles: list[tuple[str, Any]] = [
+        ("whole", (id(event), n)) for n, part in enumerate(parts) if "functionCall" in part
+    ]
+    if "finishReason" in candidate:
+        roles.append(("terminal", None))
+    return tuple(roles)
+
+
 def _no_state_routes() -> list[Route]:
     return []
 
@@ -286,6 +299,7 @@ PROVIDER = Provider(
     truncate=truncate,
     statuses=STATUSES,
     object_arguments=True,
+    fault_roles=fault_roles,
     checks=CHECKS,
     check=check,
     request_body=request_body,

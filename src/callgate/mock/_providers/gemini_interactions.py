@@ -37,7 +37,7 @@ from .. import _store
 from .._faults_stream import cut
 from .._http import Reply, begin_entry, reply_response, session_of, sse_response
 from .._render_turn import arguments, usage
-from .._requests import FunctionResult, RequestView, list_of, texts, tool_names
+from .._requests import FunctionResult, RequestView, last_text, list_of, texts, tool_names
 from . import Endpoint, Event, Ids, Provider, RenderedTurn
 from ._gemini_interactions_checks import check, gemini_error, not_found
 from ._gemini_interactions_hosted import check_hosted, hosted_specs, hosted_types
@@ -127,12 +127,17 @@ def http_error(status: int, message: str, retry: int | None) -> Reply:
 def view(body: Mapping[str, Any]) -> RequestView:
     inp = body.get("input")
     found: list[str] = []
+    # User texts per user turn: a user_input step is one; a bare content list is one.
+    groups: list[list[str]] = []
+    bare: list[str] = []
     results = []
     nested = 0
     if isinstance(inp, str):
         found.append(inp)
+        groups.append([inp])
     elif isinstance(inp, dict):
         found.extend(texts([inp]))
+        groups.append(texts([inp]))
     for step in list_of(inp):
         if not isinstance(step, dict):
             continue
@@ -145,13 +150,19 @@ def view(body: Mapping[str, Any]) -> RequestView:
                 )
             )  # fmt: skip
         elif kind == "user_input":
-            found.extend(texts(step.get("content")))
+            groups.append(texts(step.get("content")))
+            found.extend(groups[-1])
             nested += sum(
                 isinstance(p, dict) and p.get("type") == "function_result"
                 for p in list_of(step.get("content"))
             )
+        elif kind == "model_output":
+            results = []  # a model's answer closed the rounds whose results came before it
         elif kind == "text" and isinstance(step.get("text"), str):
             found.append(step["text"])
+            bare.append(step["text"])
+    if bare:
+        groups.append(bare)
     return RequestView(
         model=body.get("model"),
         stream=body.get("stream") is True,
@@ -161,6 +172,7 @@ def view(body: Mapping[str, Any]) -> RequestView:
         user_text="\n".join(found),
         instructions=body.get("system_instruction"),
         nested_results=nested,
+        last_user_text=last_text(groups),
     )
 
 
@@ -209,6 +221,18 @@ def render(
 
 def _event_name(event: Mapping[str, Any]) -> str:
     return str(event["event_type"])
+
+
+def fault_roles(event: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """A call is a ``function_call`` step; the terminal is ``interaction.completed``."""
+    kind, index = event["event_type"], event.get("index")
+    if kind == "step.start" and event["step"]["type"] == "function_call":
+        return (("start", index),)
+    if kind == "step.delta" and event["delta"]["type"] == "arguments_delta":
+        return (("delta", index),)
+    if kind == "step.stop":
+        return (("done", index),)
+    return (("terminal", None),) if kind == "interaction.completed" else ()
 
 
 # -- stream faults ----------------------------------------------------------------------------
@@ -386,7 +410,8 @@ PROVIDER = Provider(
     http_error=http_error,
     error_event=error_event,
     truncate=truncate,
-    fault_options=frozenset({"duplicate_different"}),
+    fault_options=frozenset({"duplicate_different", "argument_deltas"}),
+    fault_roles=fault_roles,
     object_arguments=True,
     previous_key="previous_interaction_id",
     checks=CHECKS,

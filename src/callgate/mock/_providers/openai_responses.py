@@ -28,7 +28,7 @@ from ...openai_responses import _render
 from .. import _store
 from .._http import Rendered, Reply, bearer, begin_entry, reply_response, session_of
 from .._render_turn import arguments, usage
-from .._requests import FunctionResult, RequestView, list_of, texts, tool_names
+from .._requests import FunctionResult, RequestView, last_text, list_of, texts, tool_names
 from . import Endpoint, Event, Ids, Provider, RenderedTurn
 from . import _openai_responses_hosted as hosted
 from . import _openai_responses_tools as tools
@@ -118,16 +118,27 @@ def http_error(status: int, message: str, retry: int | None) -> Reply:
 def view(body: Mapping[str, Any]) -> RequestView:
     inp = body.get("input")
     found: list[str] = []
+    groups: list[list[str]] = []
     results = []
+    names: dict[str, str] = {}  # call_id -> name, from the function_call items replayed
     if isinstance(inp, str):
         found.append(inp)
+        groups.append([inp])
     for item in list_of(inp):
         if not isinstance(item, dict):
             continue
-        if item.get("type") == "function_call_output":
-            results.append(FunctionResult(item.get("call_id"), None, item.get("output"), False))
+        call_id = item.get("call_id")
+        if item.get("type") == "function_call":
+            if isinstance(call_id, str) and isinstance(item.get("name"), str):
+                names[call_id] = item["name"]
+        elif item.get("type") == "function_call_output":
+            name = names.get(call_id) if isinstance(call_id, str) else None
+            results.append(FunctionResult(call_id, name, item.get("output"), False))
         elif item.get("role") == "user":
-            found.extend(texts(item.get("content")))
+            groups.append(texts(item.get("content")))
+            found.extend(groups[-1])
+        elif item.get("role") == "assistant":
+            results = []  # a model's answer closed the rounds whose results came before it
     return RequestView(
         model=body.get("model"),
         stream=body.get("stream") is True,
@@ -136,6 +147,7 @@ def view(body: Mapping[str, Any]) -> RequestView:
         previous_id=body.get("previous_response_id"),
         user_text="\n".join(found),
         instructions=body.get("instructions"),
+        last_user_text=last_text(groups),
     )
 
 
@@ -206,6 +218,18 @@ def render_with(
 
 def _event_name(event: Mapping[str, Any]) -> str:
     return str(event["type"])
+
+
+def fault_roles(event: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """A call is an output item: added, argument deltas, done; then a terminal event."""
+    kind, index = event["type"], event.get("output_index")
+    if kind == "response.output_item.added" and event["item"]["type"] == "function_call":
+        return (("start", index),)
+    if kind == "response.function_call_arguments.delta":
+        return (("delta", index),)
+    if kind == "response.output_item.done":
+        return (("done", index),)
+    return (("terminal", None),) if kind in _TERMINALS else ()
 
 
 # -- stream faults ----------------------------------------------------------------------------
@@ -361,7 +385,8 @@ PROVIDER = Provider(
     http_error=http_error,
     error_event=error_event,
     truncate=truncate,
-    fault_options=frozenset({"error_shape"}),
+    fault_options=frozenset({"error_shape", "argument_deltas"}),
+    fault_roles=fault_roles,
     statuses=STATUSES,
     previous_key="previous_response_id",
     checks=CHECKS,
