@@ -1,0 +1,533 @@
+"""The mock's HTTP/1.1 connection: an ASGI protocol for uvicorn's server, built on httptools.
+
+uvicorn still owns the sockets, the lifecycle and shutdown (``uvicorn.Config(http=...)``
+takes a protocol class); this replaces only its per-request machinery, which cost more
+than the whole mock pipeline: a request's app task starts once its body is complete (so
+``receive`` rarely waits), a response's head leaves with its first body message in one
+write (a ``call_soon`` flushes it alone if no body follows in the same step, so a held
+stream still shows its status), and the scope is built from the raw target without a
+URL parse.
+
+What it keeps of uvicorn's contract: connections and tasks are registered in the
+``ServerState`` (shutdown waits for them, :class:`MockServer` cancels them), ``shutdown()``
+closes an idle connection and ends a busy one after its response, the date/server default
+headers, keep-alive with its idle timeout, pipelined requests answered in order, read and
+write flow control, ``Expect: 100-continue``, HTTP/1.0 clients (no chunking, closed after
+the response) and ASGI 2.3 ``http.disconnect``. Without httptools, :data:`PROTOCOL` is
+``"auto"`` (uvicorn's own choice).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import http
+import logging
+import urllib.parse
+from typing import Any
+
+from starlette.responses import StreamingResponse
+
+__all__ = ["PROTOCOL"]
+
+_LOG = logging.getLogger("uvicorn.error")
+_HIGH_WATER = 64 * 1024  # request bytes buffered before reading pauses
+_ASGI = {"version": "3.0", "spec_version": "2.3"}
+_DISCONNECT = {"type": "http.disconnect"}
+_CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+# RFC 9110 token characters: a header name made of anything else is refused.
+_TOKEN = b"!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_MAX_HEAD = 256 * 1024  # bytes of request line and headers
+
+
+def _status_line(code: int) -> bytes:
+    try:
+        phrase = http.HTTPStatus(code).phrase
+    except ValueError:
+        phrase = ""
+    return f"HTTP/1.1 {code} {phrase}\r\n".encode("latin-1")
+
+
+_STATUS = {code: _status_line(code) for code in range(100, 600)}
+_SERVER_ERROR = (
+    b"HTTP/1.1 500 Internal Server Error\r\ncontent-type: text/plain; charset=utf-8\r\n"
+    b"content-length: 21\r\nconnection: close\r\n\r\nInternal Server Error"
+)
+
+
+def _header_bytes(headers: Any) -> bytes:
+    """Response header lines; a name or value that could split the head is refused."""
+    out = []
+    for name, value in headers:
+        if not name or name.translate(None, _TOKEN) or b"\r" in value or b"\n" in value:
+            raise RuntimeError(f"invalid HTTP response header {name!r}")
+        out += (name, b": ", value, b"\r\n")
+    return b"".join(out)
+
+
+class _Exchange:
+    """One request and its response on a connection: the ASGI ``receive`` and ``send``."""
+
+    __slots__ = (
+        "chunked",
+        "chunks",
+        "complete",
+        "conn",
+        "continue_pending",
+        "delivered",
+        "disconnected",
+        "dispatched",
+        "head",
+        "keep_alive",
+        "more",
+        "remaining",
+        "scope",
+        "small",
+        "started",
+        "task",
+        "waiter",
+    )
+
+    def __init__(self, conn: Http1, scope: dict[str, Any], keep_alive: bool, expect: bool):
+        self.conn = conn
+        self.scope = scope
+        self.keep_alive = keep_alive
+        self.continue_pending = expect
+        self.chunks: list[bytes] = []
+        self.more = True  # request body still arriving
+        self.delivered = False  # the last body message was handed to the app
+        self.disconnected = False
+        self.started = False  # response head built
+        self.complete = False  # response fully written
+        self.head: bytes | None = None  # the head, until a body message takes it along
+        self.chunked = False
+        self.remaining = -1  # declared content-length left, -1 when undeclared
+        self.small = False  # a small declared body: wait for it before dispatching
+        self.dispatched = False  # handed to the app (directly or as an ASGI task)
+        self.task: asyncio.Task[None] | None = None
+        self.waiter: asyncio.Future[None] | None = None
+
+    def wake(self) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def _wait(self) -> None:
+        self.waiter = self.conn.loop.create_future()
+        await self.waiter
+        self.waiter = None
+
+    # -- ASGI ---------------------------------------------------------------------------------
+
+    async def receive(self) -> dict[str, Any]:
+        if self.continue_pending and self.more and not self.chunks:
+            self.continue_pending = False
+            if not self.started and not self.disconnected:
+                self.conn.transport.write(_CONTINUE)
+        while self.more and not self.chunks and not self.disconnected:
+            await self._wait()
+        if not self.disconnected and not self.delivered:
+            body = self.chunks[0] if len(self.chunks) == 1 else b"".join(self.chunks)
+            self.chunks.clear()
+            self.delivered = not self.more
+            self.conn.read_drained()
+            return {"type": "http.request", "body": body, "more_body": self.more}
+        while not (self.disconnected or self.complete):
+            await self._wait()
+        return _DISCONNECT
+
+    async def send(self, message: dict[str, Any]) -> None:
+        conn = self.conn
+        if conn.write_paused and not self.disconnected:
+            await conn.drain()
+        if self.disconnected:
+            return
+        kind = message["type"]
+        if not self.started:
+            if kind != "http.response.start":
+                raise RuntimeError(f"expected 'http.response.start', got {kind!r}")
+            self._begin(message["status"], message.get("headers", ()))
+            conn.loop.call_soon(self._flush_head)
+            return
+        if kind != "http.response.body" or self.complete:
+            raise RuntimeError(f"unexpected ASGI message {kind!r} for this response")
+        self._body(message.get("body", b""), message.get("more_body", False))
+
+    def reply(self, status: int, headers: Any, body: bytes) -> None:
+        """A whole response at once: one write."""
+        self._begin(status, headers)
+        self._body(body, False)
+
+    def _body(self, body: bytes, more: bool) -> None:
+        conn = self.conn
+        if self.scope["method"] == "HEAD":
+            body = b""
+        elif self.chunked:
+            body = (b"%x\r\n%b\r\n" % (len(body), body) if body else b"") + (
+                b"" if more else b"0\r\n\r\n"
+            )
+        elif self.remaining >= 0:
+            self.remaining -= len(body)
+            if self.remaining < 0:
+                raise RuntimeError("response content longer than its content-length")
+            if not more and self.remaining:
+                raise RuntimeError("response content shorter than its content-length")
+        head, self.head = self.head, None
+        data = body if head is None else head + body
+        if data:
+            conn.transport.write(data)
+        if not more:
+            self.complete = True
+            self.wake()
+            conn.answered(self)
+
+    def _begin(self, status: int, headers: Any) -> None:
+        self.started = True
+        self.continue_pending = False
+        method = self.scope["method"]
+        declared = False
+        close = False
+        for name, value in headers:
+            lower = name.lower()
+            if lower == b"content-length":
+                declared = True
+                self.remaining = int(value)
+            elif lower == b"transfer-encoding" and value.lower() == b"chunked":
+                declared = self.chunked = True
+            elif lower == b"connection" and b"close" in value.lower():
+                close = True
+        extra = b""
+        if not declared and method != "HEAD" and status not in (204, 304):
+            if self.scope["http_version"] == "1.0":
+                self.keep_alive = False  # no chunking for 1.0: the close ends the body
+            else:
+                self.chunked = True
+                extra = b"transfer-encoding: chunked\r\n"
+        if close:
+            self.keep_alive = False
+        elif not self.keep_alive:
+            extra += b"connection: close\r\n"
+        if method == "HEAD":
+            self.remaining = -1
+        self.head = b"".join(
+            (_STATUS[status], self.conn.default_headers(), _header_bytes(headers), extra, b"\r\n")
+        )
+
+    def _flush_head(self) -> None:
+        """A head still waiting for its body goes alone (a stream that holds or paces)."""
+        head, self.head = self.head, None
+        if head is not None and not self.disconnected:
+            self.conn.transport.write(head)
+
+    async def run(self, app: Any) -> None:
+        try:
+            await app(self.scope, self.receive, self.send)
+        except asyncio.CancelledError:  # a shutdown cancelling open requests
+            if not self.complete:
+                self.conn.transport.close()
+        except Exception as exc:
+            _LOG.error("Exception in ASGI application\n", exc_info=exc)
+            self.fail()
+        else:
+            if not self.complete and not self.disconnected:
+                _LOG.error("ASGI callable returned without completing its response")
+                self.fail()
+
+    def fail(self) -> None:
+        transport = self.conn.transport
+        if not self.started and not self.disconnected:
+            transport.write(_SERVER_ERROR)
+        else:
+            self._flush_head()
+        self.complete = True
+        transport.close()
+
+
+class Http1(asyncio.Protocol):
+    """One client connection (the protocol class handed to ``uvicorn.Config(http=...)``)."""
+
+    def __init__(
+        self,
+        config: Any,
+        server_state: Any,
+        app_state: dict[str, Any],
+        _loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        import httptools
+
+        if not config.loaded:
+            config.load()
+        self.app = config.loaded_app
+        # The mock's own shortcut for complete provider requests (MockApp.direct); it
+        # skips uvicorn's proxy-headers middleware, whose client/scheme the routes never read.
+        self.direct = getattr(config.app, "direct", None)
+        self.loop = _loop or asyncio.get_event_loop()
+        self.state = server_state
+        self.app_state = app_state
+        self.root_path: str = config.root_path
+        self.keep_alive_s: float = config.timeout_keep_alive
+        self.parser = httptools.HttpRequestParser(self)
+        self.parse_url = httptools.parse_url
+        self.parser_errors = (httptools.HttpParserError, httptools.HttpParserUpgrade)
+        self.transport: asyncio.Transport = None  # type: ignore[assignment]
+        self.server: Any = None
+        self.client: Any = None
+        self.scheme = "http"
+        self.reading: _Exchange | None = None  # the request whose bytes are arriving
+        self.active: _Exchange | None = None  # the request being answered
+        self.queue: collections.deque[_Exchange] = collections.deque()  # pipelined
+        self.read_paused = False
+        self.write_paused = False
+        self.drained: asyncio.Future[None] | None = None
+        self.idle: asyncio.TimerHandle | None = None
+        self.url = b""
+        self.headers: list[tuple[bytes, bytes]] = []
+        self.expect = False
+        self.length = -1
+        self.head_size = 0
+        self._defaults: tuple[Any, bytes] = (None, b"")
+
+    def default_headers(self) -> bytes:
+        """uvicorn's date/server headers (it replaces the list every second)."""
+        current = self.state.default_headers
+        if self._defaults[0] is not current:
+            self._defaults = (current, _header_bytes(current))
+        return self._defaults[1]
+
+    # -- asyncio.Protocol -----------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.state.connections.add(self)
+        self.transport = transport  # type: ignore[assignment]
+        self.server = _address(transport.get_extra_info("sockname"))
+        self.client = _address(transport.get_extra_info("peername"))
+        if transport.get_extra_info("sslcontext") is not None:
+            self.scheme = "https"
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.state.connections.discard(self)
+        self._stop_idle()
+        for exchange in (self.active, self.reading, *self.queue):
+            if exchange is not None and not exchange.complete:
+                exchange.disconnected = True
+                exchange.wake()
+        if self.drained is not None and not self.drained.done():
+            self.drained.set_result(None)
+
+    def data_received(self, data: bytes) -> None:
+        self._stop_idle()
+        try:
+            self.parser.feed_data(data)
+        except self.parser_errors:
+            if self.active is None or not self.active.started:
+                message = b"Invalid HTTP request received."
+                self.transport.write(
+                    b"HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain; charset=utf-8\r\n"
+                    b"content-length: %d\r\nconnection: close\r\n\r\n%b" % (len(message), message)
+                )
+            self.transport.close()
+            return
+        active = self.active
+        if active is not None and not active.dispatched and not active.small:
+            self._start(active, self.app)  # headers are in, a large body is still coming
+
+    def eof_received(self) -> bool | None:
+        return None
+
+    def pause_writing(self) -> None:
+        self.write_paused = True
+
+    def resume_writing(self) -> None:
+        self.write_paused = False
+        if self.drained is not None and not self.drained.done():
+            self.drained.set_result(None)
+
+    async def drain(self) -> None:
+        if self.drained is None or self.drained.done():
+            self.drained = self.loop.create_future()
+        await self.drained
+
+    # -- httptools callbacks -----------------------------------------------------------------
+
+    def on_message_begin(self) -> None:
+        self.url = b""
+        self.headers = []
+        self.expect = False
+        self.length = -1
+        self.head_size = 0
+        self._stop_idle()
+
+    def on_url(self, url: bytes) -> None:
+        self.url += url
+        if len(self.url) > _MAX_HEAD:
+            raise ValueError("request target too long")  # httptools answers it as a parse error
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.head_size += len(name) + len(value)
+        if self.head_size > _MAX_HEAD:
+            raise ValueError("request headers too large")
+        name = name.lower()
+        if name == b"expect" and value.lower() == b"100-continue":
+            self.expect = True
+        elif name == b"content-length" and value.isdigit():
+            self.length = int(value)
+        self.headers.append((name, value))
+
+    def on_headers_complete(self) -> None:
+        parser = self.parser
+        version = parser.get_http_version()
+        target = self.url
+        if target[:1] == b"/":
+            raw_path, _, query = target.partition(b"?")
+        else:  # absolute-form or asterisk-form
+            parsed = self.parse_url(target)
+            raw_path, query = parsed.path or b"/", parsed.query or b""
+        path = raw_path.decode("latin-1")
+        if "%" in path:
+            path = urllib.parse.unquote(path)
+        scope = {
+            "type": "http",
+            "asgi": _ASGI,
+            "http_version": version,
+            "server": self.server,
+            "client": self.client,
+            "scheme": self.scheme,
+            "method": parser.get_method().decode("ascii"),
+            "root_path": self.root_path,
+            "path": self.root_path + path,
+            "raw_path": raw_path,
+            "query_string": query,
+            "headers": self.headers,
+            "state": self.app_state.copy(),
+        }
+        keep_alive = version != "1.0" and parser.should_keep_alive()
+        self.reading = exchange = _Exchange(self, scope, keep_alive, self.expect)
+        # A small declared body is awaited before the app runs (it is on its way, and the
+        # app then answers in one step); a large, chunked or 100-continue one is streamed.
+        exchange.small = 0 <= self.length <= _HIGH_WATER and not self.expect
+        if self.active is None:
+            self.active = exchange
+        else:
+            self.queue.append(exchange)
+            self._pause_reading()
+
+    def on_body(self, body: bytes) -> None:
+        exchange = self.reading
+        if exchange is None or exchange.complete:
+            return  # an answered request's unread body is skipped
+        exchange.chunks.append(body)
+        if sum(map(len, exchange.chunks)) > _HIGH_WATER:
+            self._pause_reading()
+        exchange.wake()
+
+    def on_message_complete(self) -> None:
+        exchange, self.reading = self.reading, None
+        if exchange is None:
+            return
+        exchange.more = False
+        exchange.wake()
+        if exchange is self.active and not exchange.dispatched:
+            self._dispatch(exchange)
+
+    # -- requests -------------------------------------------------------------------------------
+
+    def _dispatch(self, exchange: _Exchange) -> None:
+        """Answer a request: straight from :data:`direct` when its body is complete and the
+        answer is a plain response (one write, no task), else as an ASGI task."""
+        if self.direct is None or exchange.more:
+            self._start(exchange, self.app)
+            return
+        exchange.dispatched = True
+        body = b"".join(exchange.chunks)
+        try:
+            response = self.direct(exchange.scope, body)
+        except Exception as exc:
+            _LOG.error("Exception in ASGI application\n", exc_info=exc)
+            exchange.fail()
+            return
+        if response is None:
+            self._start(exchange, self.app)
+            return
+        exchange.chunks.clear()
+        exchange.delivered = True
+        if isinstance(response, StreamingResponse) or response.background is not None:
+            self._start(exchange, response)  # paced or held: it needs its task
+            return
+        try:
+            exchange.reply(response.status_code, response.raw_headers, response.body)
+        except Exception as exc:
+            _LOG.error("Exception in ASGI application\n", exc_info=exc)
+            exchange.fail()
+
+    def _start(self, exchange: _Exchange, app: Any) -> None:
+        exchange.dispatched = True
+        exchange.task = task = self.loop.create_task(exchange.run(app))
+        tasks = self.state.tasks
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+
+    def answered(self, exchange: _Exchange) -> None:
+        """``exchange``'s response is complete: close, or go on with the next request."""
+        self.state.total_requests += 1
+        if not exchange.keep_alive or self.transport.is_closing():
+            self.transport.close()
+            return
+        self.active = None
+        if self.queue:
+            self.active = nxt = self.queue.popleft()
+            self._dispatch(nxt)
+        if not self.queue:
+            self._resume_reading()
+        if self.active is None and self.reading is None:
+            self._stop_idle()
+            self.idle = self.loop.call_later(self.keep_alive_s, self._idle_timeout)
+
+    def read_drained(self) -> None:
+        if self.read_paused and not self.queue:
+            self._resume_reading()
+
+    def shutdown(self) -> None:
+        """uvicorn's graceful shutdown: close when idle, else after the current response."""
+        if self.active is None or self.active.complete:
+            self.transport.close()
+        else:
+            self.active.keep_alive = False
+            self.queue.clear()
+
+    def _pause_reading(self) -> None:
+        if not self.read_paused:
+            self.read_paused = True
+            self.transport.pause_reading()
+
+    def _resume_reading(self) -> None:
+        if self.read_paused:
+            self.read_paused = False
+            self.transport.resume_reading()
+
+    def _stop_idle(self) -> None:
+        if self.idle is not None:
+            self.idle.cancel()
+            self.idle = None
+
+    def _idle_timeout(self) -> None:
+        self.idle = None
+        if not self.transport.is_closing():
+            self.transport.close()
+
+
+def _address(info: Any) -> tuple[str, int] | None:
+    if isinstance(info, tuple) and len(info) >= 2:
+        return (str(info[0]), int(info[1]))
+    return None
+
+
+def _protocol() -> type[asyncio.Protocol] | str:
+    try:
+        import httptools  # noqa: F401
+    except ImportError:
+        return "auto"
+    return Http1
+
+
+PROTOCOL: type[asyncio.Protocol] | str = _protocol()
+"""What ``uvicorn.Config(http=...)`` gets: :class:`Http1`, or ``"auto"`` without httptools."""
