@@ -43,6 +43,7 @@ from ._http import (
     SSE_HEADERS,
     TEST_ID_HEADER,
     Reply,
+    WholeStream,
     begin_entry,
     reply_response,
 )
@@ -144,9 +145,7 @@ def _match_and_send(call: _Call) -> Response:
     if plan.simple:
         # A finite, unpaced stream: one body message, no disconnect-listening task.
         entry.close(200, _text(plan.body), "matched", location)
-        return Response(
-            plan.body, media_type="text/event-stream", headers={**SSE_HEADERS, **headers}
-        )
+        return WholeStream(plan.body, rendered.response_id)
 
     async def stream() -> AsyncIterator[bytes]:
         sent: list[bytes] = []

@@ -23,6 +23,7 @@ __all__ = [
     "TEST_ID_HEADER",
     "Rendered",
     "Reply",
+    "WholeStream",
     "bearer",
     "begin_entry",
     "own_error",
@@ -55,6 +56,28 @@ class Rendered:
     body: dict[str, Any] | None  # non-streaming body
     sse: bytes  # the encoded stream (b"" for a JSON body)
     frames: tuple[bytes, ...]  # one SSE frame per event, in order
+
+
+class WholeStream(Response):
+    """A finished event stream sent as one body, its headers built once as raw bytes
+    (what ``Response(body, media_type="text/event-stream", headers=...)`` sends, minus
+    Starlette's per-request header normalisation)."""
+
+    media_type = "text/event-stream"
+
+    def __init__(self, body: bytes, request_id: str) -> None:
+        self.status_code = 200
+        self.body = body
+        self.background = None
+        self.raw_headers = [
+            *_SSE_RAW,
+            (b"request-id", request_id.encode("latin-1")),
+            (b"content-length", b"%d" % len(body)),
+            (b"content-type", b"text/event-stream; charset=utf-8"),
+        ]
+
+
+_SSE_RAW = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in SSE_HEADERS.items()]
 
 
 def bearer(request: Request) -> bool:

@@ -57,12 +57,16 @@ _SERVER_ERROR = (
 
 def _header_bytes(headers: Any) -> bytes:
     """Response header lines; a name or value that could split the head is refused."""
-    out = []
-    for name, value in headers:
-        if not name or name.translate(None, _TOKEN) or b"\r" in value or b"\n" in value:
-            raise RuntimeError(f"invalid HTTP response header {name!r}")
-        out += (name, b": ", value, b"\r\n")
-    return b"".join(out)
+    names = b"".join([name for name, _ in headers])
+    values = b"".join([value for _, value in headers])
+    if (
+        names.translate(None, _TOKEN)
+        or b"\r" in values
+        or b"\n" in values
+        or not all(name for name, _ in headers)
+    ):
+        raise RuntimeError(f"invalid HTTP response header among {[n for n, _ in headers]}")
+    return b"".join([b"%b: %b\r\n" % pair for pair in headers])
 
 
 class _Exchange:
@@ -280,6 +284,7 @@ class Http1(asyncio.Protocol):
         self.write_paused = False
         self.drained: asyncio.Future[None] | None = None
         self.idle: asyncio.TimerHandle | None = None
+        self.idle_since: float | None = None  # loop time the connection went idle
         self.url = b""
         self.headers: list[tuple[bytes, bytes]] = []
         self.expect = False
@@ -315,7 +320,7 @@ class Http1(asyncio.Protocol):
             self.drained.set_result(None)
 
     def data_received(self, data: bytes) -> None:
-        self._stop_idle()
+        self.idle_since = None
         try:
             self.parser.feed_data(data)
         except self.parser_errors:
@@ -355,7 +360,6 @@ class Http1(asyncio.Protocol):
         self.expect = False
         self.length = -1
         self.head_size = 0
-        self._stop_idle()
 
     def on_url(self, url: bytes) -> None:
         self.url += url
@@ -479,8 +483,9 @@ class Http1(asyncio.Protocol):
         if not self.queue:
             self._resume_reading()
         if self.active is None and self.reading is None:
-            self._stop_idle()
-            self.idle = self.loop.call_later(self.keep_alive_s, self._idle_timeout)
+            self.idle_since = self.loop.time()
+            if self.idle is None:  # one timer per connection, re-armed when it fires
+                self.idle = self.loop.call_later(self.keep_alive_s, self._idle_timeout)
 
     def read_drained(self) -> None:
         if self.read_paused and not self.queue:
@@ -510,8 +515,16 @@ class Http1(asyncio.Protocol):
             self.idle = None
 
     def _idle_timeout(self) -> None:
+        """Close a connection idle for the keep-alive timeout (busy: checked again once
+        its response is sent; idle for less: the timer waits out the rest)."""
         self.idle = None
-        if not self.transport.is_closing():
+        since = self.idle_since
+        if since is None:
+            return
+        left = since + self.keep_alive_s - self.loop.time()
+        if left > 0:
+            self.idle = self.loop.call_later(left, self._idle_timeout)
+        elif not self.transport.is_closing():
             self.transport.close()
 
 
