@@ -162,6 +162,22 @@ class _Exchange:
         self._begin(status, headers)
         self._body(body, False)
 
+    def whole(self, status: int, lines: bytes, body: bytes) -> None:
+        """A whole response whose header ``lines`` are prebuilt and checked (they declare
+        its content-length and no connection option): one write."""
+        self.started = True
+        self.continue_pending = False
+        extra = b"" if self.keep_alive else b"connection: close\r\n"
+        if self.scope["method"] == "HEAD":
+            body = b""
+        self.complete = True
+        conn = self.conn
+        conn.transport.write(
+            b"".join((_STATUS[status], conn.default_headers(), lines, extra, b"\r\n", body))
+        )
+        self.wake()
+        conn.answered(self)
+
     def _body(self, body: bytes, more: bool) -> None:
         conn = self.conn
         if self.scope["method"] == "HEAD":
@@ -458,7 +474,11 @@ class Http1(asyncio.Protocol):
             self._start(exchange, response)  # paced or held: it needs its task
             return
         try:
-            exchange.reply(response.status_code, response.raw_headers, response.body)
+            lines = getattr(response, "head_lines", None)
+            if lines is not None:
+                exchange.whole(response.status_code, lines, response.body)
+            else:
+                exchange.reply(response.status_code, response.raw_headers, response.body)
         except Exception as exc:
             _LOG.error("Exception in ASGI application\n", exc_info=exc)
             exchange.fail()
