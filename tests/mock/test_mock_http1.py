@@ -143,6 +143,16 @@ def test_a_chunked_request_body_is_read_whole(server: MockServer) -> None:
     assert server.journal.last(test_id="t").body_size == len(BODY)
 
 
+def test_a_body_larger_than_the_read_buffer_reaches_the_app_whole(server: MockServer) -> None:
+    body = json.dumps({"model": "m", "stream": True, "input": "x" * 300_000}).encode()
+    with _connect(server) as sock:
+        sock.sendall(_request(body=body) + _request())  # the second waits behind the first
+        reader = _Reader(sock)
+        first, second = reader.response(), reader.response()
+    assert [first[0], second[0]] == [200, 200]
+    assert [e.body_size for e in server.journal.requests(test_id="t")] == [len(body), len(BODY)]
+
+
 def test_expect_100_continue_gets_its_interim_response_before_the_body(
     server: MockServer,
 ) -> None:

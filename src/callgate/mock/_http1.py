@@ -73,6 +73,7 @@ class _Exchange:
     """One request and its response on a connection: the ASGI ``receive`` and ``send``."""
 
     __slots__ = (
+        "buffered",
         "chunked",
         "chunks",
         "complete",
@@ -98,6 +99,7 @@ class _Exchange:
         self.keep_alive = keep_alive
         self.continue_pending = expect
         self.chunks: list[bytes] = []
+        self.buffered = 0  # bytes in chunks
         self.more = True  # request body still arriving
         self.delivered = False  # the last body message was handed to the app
         self.disconnected = False
@@ -133,6 +135,7 @@ class _Exchange:
         if not self.disconnected and not self.delivered:
             body = self.chunks[0] if len(self.chunks) == 1 else b"".join(self.chunks)
             self.chunks.clear()
+            self.buffered = 0
             self.delivered = not self.more
             self.conn.read_drained()
             return {"type": "http.request", "body": body, "more_body": self.more}
@@ -436,7 +439,8 @@ class Http1(asyncio.Protocol):
         if exchange is None or exchange.complete:
             return  # an answered request's unread body is skipped
         exchange.chunks.append(body)
-        if sum(map(len, exchange.chunks)) > _HIGH_WATER:
+        exchange.buffered += len(body)
+        if exchange.buffered > _HIGH_WATER:
             self._pause_reading()
         exchange.wake()
 
