@@ -1,34 +1,41 @@
 """Server throughput: streamed two-call tool turns per second through one server process.
 
-Run: ``.venv/bin/python bench/server_throughput.py`` (options: ``--duration``,
-``--connections``, ``--servers``, ``--aimock-dir``). Prints one table: turns/s at 1, 8 and 32
-connections, all measured in the same run, for
+Run: ``.venv/bin/python bench/server_throughput.py`` (options: ``--duration``, ``--repeat``,
+``--connections``, ``--servers``, ``--aimock-dir``, ``--compare-src``). Prints, per server
+and connection count, turns/s, wrk's p50 and p99 latency and the server process's CPU
+time per turn, each as the median (min–max) over the rounds, and then every server's
+ratio to aimock, computed round by round. Servers (``--servers``, default
+``mock,aimock``):
 
-- ``callgate mock``: :class:`callgate.mock` serving a scripted OpenAI Responses turn with
-  two function calls, streamed (``POST /openai/v1/responses``, ``stream: true``); every
-  request carries its own ``x-callgate-test-id``, so each is a fresh session matched,
-  rendered, journaled and streamed as in a test;
-- ``starlette frames``: a bare Starlette endpoint sending the very same bytes one SSE
-  frame per ASGI body message (the ceiling of frame-by-frame streaming);
-- ``starlette whole``: the same endpoint sending them in one body message (the ceiling);
+- ``mock``: :class:`callgate.mock` serving a scripted OpenAI Responses turn with two
+  function calls, streamed (``POST /openai/v1/responses``, ``stream: true``), exactly as
+  ``callgate serve`` runs it; every request carries its own ``x-callgate-test-id``, so
+  each is a fresh session matched, rendered, journaled and streamed as in a test;
+- ``per-event``: the same, the script asking for ``pacing: {flush: per_event}`` (no
+  delay): one chunk per SSE frame, through the streaming path;
+- ``uvicorn-protocol``: the mock on uvicorn's own httptools protocol instead of the
+  mock's HTTP/1.1 connection (``mock._http1``);
+- ``bare``: a bare Starlette endpoint sending the very same bytes one SSE frame per ASGI
+  body message (``starlette frames``), and in one body message (``starlette whole``);
 - ``aimock``: aimock 1.43.0 (``@copilotkit/aimock``, Node) serving the same two-call turn
   on its OpenAI Responses streaming route from a fixture, arguments in one delta per call
   (``--chunk-size 1000``), log level ``silent``; skipped with a note when not installed
   (``npm install @copilotkit/aimock@1.43.0`` in ``--aimock-dir``, default /tmp/aimock).
 
-Every server is one process on 127.0.0.1; the Python ones run one uvicorn worker with
-``log_level="warning"`` and no access log. uvicorn uses httptools and uvloop when they can
-be imported (``uvicorn[standard]``), else h11 and asyncio; the header line says which. To
-measure both stacks without touching the project's environment::
+``--compare-src DIR`` adds the mock served from another tree's ``src/`` (e.g. a checkout
+of the commit before a change), in the same rounds.
 
-    pip install --target /tmp/uvextra httptools uvloop
-    PYTHONPATH=/tmp/uvextra .venv/bin/python bench/server_throughput.py
-
-Load comes from ``wrk`` (Debian package, ``apt-get install wrk``), one thread, keep-alive
-connections, POST bodies from a Lua script; each cell runs ``--duration`` seconds after a
-one-second warm-up per server. A cell is void if any response was not 2xx or a socket
-error occurred. Before measuring, one response from each server is decoded to check it
-really is the two-call turn.
+Every server is one process on 127.0.0.1 and stays up for the whole run; the Python ones
+run one uvicorn worker with ``log_level="warning"`` and no access log, on uvloop when it
+can be imported (the header line says which). Load comes from ``wrk`` (Debian package,
+``apt-get install wrk``), one thread, keep-alive connections, POST bodies from a Lua
+script, ``--latency``. After a one-second warm-up per server, the cells are interleaved:
+each round runs every connection count against every server back to back, so a ratio
+compares cells measured seconds apart (the machine may be shared: read the spread). A
+cell is void if any response was not 2xx or a socket error occurred. Before measuring,
+one response from each server is decoded to check it really is the two-call turn. Server
+CPU time comes from ``/proc/<pid>/stat`` (user + system) over the cell, divided by the
+turns served: steadier than turns/s when other jobs take CPU.
 """
 
 from __future__ import annotations
@@ -167,11 +174,14 @@ def wait_listening(port: int, proc: subprocess.Popen[bytes]) -> None:
 
 
 @contextmanager
-def running(argv: list[str], port: int, log: Path, cwd: str | None = None) -> Iterator[int]:
+def running(
+    argv: list[str], port: int, log: Path, cwd: str | None = None, src: str | None = None
+) -> Iterator[int]:
     """Run a server process; its stderr goes to ``log`` (asyncio's "socket.send() raised
     exception" lines when wrk drops its connections at the end of a cell are expected)."""
     with log.open("wb") as err:
-        proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=err)
+        env = None if src is None else {**os.environ, "PYTHONPATH": src}
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=err)
         try:
             wait_listening(port, proc)
             yield proc.pid
@@ -338,6 +348,11 @@ def main() -> None:
     parser.add_argument("--connections", default="1,8,32", help="comma-separated")
     parser.add_argument("--aimock-dir", type=Path, default=Path("/tmp/aimock"))
     parser.add_argument(
+        "--compare-src",
+        type=Path,
+        help="also serve the mock from this other tree's src/ (e.g. the commit before a change)",
+    )
+    parser.add_argument(
         "--servers",
         default="mock,aimock",
         help="any of mock, per-event, uvicorn-protocol, bare (both endpoints), aimock",
@@ -375,9 +390,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         work = Path(tmp)
         targets: list[Target] = []
+        if args.compare_src is not None:
+            chosen.insert(1, "compare")
         for key in chosen:
             port = free_port()
             cwd: str | None = None
+            src: str | None = None
             if key == "aimock":
                 if aimock is None:
                     print("  aimock skipped: not installed (see the module docstring)")
@@ -389,9 +407,12 @@ def main() -> None:
                 }))  # fmt: skip
                 argv, cwd = aimock_server(args.aimock_dir, port, fixture), str(args.aimock_dir)
                 endpoints = [(f"aimock {aimock}", "/v1/responses", False)]
+            elif key == "compare":
+                argv, src = python_server("mock", port), str(args.compare_src.resolve())
+                endpoints = [("callgate mock, --compare-src tree", "/openai/v1/responses", True)]
             else:
                 argv, endpoints = python_server(key, port), SERVE_KINDS[key]
-            pid = stack.enter_context(running(argv, port, work / f"server-{port}.log", cwd))
+            pid = stack.enter_context(running(argv, port, work / f"server-{port}.log", cwd, src))
             for label, path, strict in endpoints:
                 url = f"http://127.0.0.1:{port}{path}"
                 size = check_turn(url, strict)

@@ -14,7 +14,8 @@ import pytest
 
 from callgate import openai_responses
 from callgate.mock import MockServer, ScriptBuilder
-from callgate.mock._http1 import PROTOCOL, Http1, _header_bytes
+from callgate.mock._http1 import PROTOCOL, Http1
+from callgate.mock._http1_exchange import header_bytes
 
 pytestmark = pytest.mark.skipif(PROTOCOL is not Http1, reason="needs httptools")
 
@@ -228,4 +229,4 @@ def test_a_response_header_that_could_split_the_head_is_refused(
     headers: list[tuple[bytes, bytes]],
 ) -> None:
     with pytest.raises(RuntimeError, match="invalid HTTP response header"):
-        _header_bytes(headers)
+        header_bytes(headers)

@@ -7,6 +7,9 @@ continuation rules) → script match, render, store and stream (with stream faul
 journal. Every request consumes
 the next turn of its conversation in its session; a request that matches no turn gets
 HTTP 400 in the provider's own error shape naming each mismatch, and it is recorded.
+The pipeline is synchronous once the body is read: :meth:`MockApp.direct` runs it for a
+request whose body is already in hand (the mock's HTTP/1.1 connection does so), with no
+ASGI round trip.
 
 Before any route runs, :class:`MockApp` refuses (journaled, as JSON) a ``Host`` that is
 not a loopback name or an allowed one (403: a web page using DNS rebinding could
@@ -62,12 +65,6 @@ def too_large(protocol: str | None, entry: JournalEntry, limit: int) -> Response
     message = f"Request payload size exceeds the limit: {limit} bytes (got {entry.body_size})."
     reply = Reply(413, error(protocol, 413, message), {"connection": "close"})
     return reply_response(entry, reply, "rejected")
-
-
-async def read_json(request: Request, entry: JournalEntry, limit: int = MAX_BODY_BYTES) -> Any:
-    """The request body as strict JSON (also journaled); raises ``CallgateError``, or
-    :class:`BodyTooLargeError` over ``limit`` bytes."""
-    return parse_json(await read_body(request, entry, limit), entry)
 
 
 def parse_json(raw: bytes, entry: JournalEntry) -> Any:

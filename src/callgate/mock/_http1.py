@@ -2,11 +2,13 @@
 
 uvicorn still owns the sockets, the lifecycle and shutdown (``uvicorn.Config(http=...)``
 takes a protocol class); this replaces only its per-request machinery, which cost more
-than the whole mock pipeline: a request's app task starts once its body is complete (so
-``receive`` rarely waits), a response's head leaves with its first body message in one
-write (a ``call_soon`` flushes it alone if no body follows in the same step, so a held
-stream still shows its status), and the scope is built from the raw target without a
-URL parse.
+than the whole mock pipeline. A request with a small declared body is dispatched once
+the body is in (others as soon as their headers are, to stream the body to the app). A
+complete provider POST goes to :meth:`MockApp.direct`: the same pipeline (journal,
+session, faults, checks, match, store), called without ASGI messages or a task; a plain
+answer then leaves in one write, while a paced or held stream (a ``StreamingResponse``)
+and every other route run as ASGI tasks (:mod:`._http1_exchange`). The scope is built
+from the raw request target, without a URL parse.
 
 What it keeps of uvicorn's contract: connections and tasks are registered in the
 ``ServerState`` (shutdown waits for them, :class:`MockServer` cancels them), ``shutdown()``
@@ -21,249 +23,18 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import http
-import logging
 import urllib.parse
 from typing import Any
 
 from starlette.responses import StreamingResponse
 
+from ._http1_exchange import LOG, Exchange, header_bytes
+
 __all__ = ["PROTOCOL"]
 
-_LOG = logging.getLogger("uvicorn.error")
 _HIGH_WATER = 64 * 1024  # request bytes buffered before reading pauses
 _ASGI = {"version": "3.0", "spec_version": "2.3"}
-_DISCONNECT = {"type": "http.disconnect"}
-_CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
-# RFC 9110 token characters: a header name made of anything else is refused.
-_TOKEN = b"!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _MAX_HEAD = 256 * 1024  # bytes of request line and headers
-
-
-def _status_line(code: int) -> bytes:
-    try:
-        phrase = http.HTTPStatus(code).phrase
-    except ValueError:
-        phrase = ""
-    return f"HTTP/1.1 {code} {phrase}\r\n".encode("latin-1")
-
-
-_STATUS = {code: _status_line(code) for code in range(100, 600)}
-_SERVER_ERROR = (
-    b"HTTP/1.1 500 Internal Server Error\r\ncontent-type: text/plain; charset=utf-8\r\n"
-    b"content-length: 21\r\nconnection: close\r\n\r\nInternal Server Error"
-)
-
-
-def _header_bytes(headers: Any) -> bytes:
-    """Response header lines; a name or value that could split the head is refused."""
-    names = b"".join([name for name, _ in headers])
-    values = b"".join([value for _, value in headers])
-    if (
-        names.translate(None, _TOKEN)
-        or b"\r" in values
-        or b"\n" in values
-        or not all(name for name, _ in headers)
-    ):
-        raise RuntimeError(f"invalid HTTP response header among {[n for n, _ in headers]}")
-    return b"".join([b"%b: %b\r\n" % pair for pair in headers])
-
-
-class _Exchange:
-    """One request and its response on a connection: the ASGI ``receive`` and ``send``."""
-
-    __slots__ = (
-        "buffered",
-        "chunked",
-        "chunks",
-        "complete",
-        "conn",
-        "continue_pending",
-        "delivered",
-        "disconnected",
-        "dispatched",
-        "head",
-        "keep_alive",
-        "more",
-        "remaining",
-        "scope",
-        "small",
-        "started",
-        "task",
-        "waiter",
-    )
-
-    def __init__(self, conn: Http1, scope: dict[str, Any], keep_alive: bool, expect: bool):
-        self.conn = conn
-        self.scope = scope
-        self.keep_alive = keep_alive
-        self.continue_pending = expect
-        self.chunks: list[bytes] = []
-        self.buffered = 0  # bytes in chunks
-        self.more = True  # request body still arriving
-        self.delivered = False  # the last body message was handed to the app
-        self.disconnected = False
-        self.started = False  # response head built
-        self.complete = False  # response fully written
-        self.head: bytes | None = None  # the head, until a body message takes it along
-        self.chunked = False
-        self.remaining = -1  # declared content-length left, -1 when undeclared
-        self.small = False  # a small declared body: wait for it before dispatching
-        self.dispatched = False  # handed to the app (directly or as an ASGI task)
-        self.task: asyncio.Task[None] | None = None
-        self.waiter: asyncio.Future[None] | None = None
-
-    def wake(self) -> None:
-        waiter = self.waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    async def _wait(self) -> None:
-        self.waiter = self.conn.loop.create_future()
-        await self.waiter
-        self.waiter = None
-
-    # -- ASGI ---------------------------------------------------------------------------------
-
-    async def receive(self) -> dict[str, Any]:
-        if self.continue_pending and self.more and not self.chunks:
-            self.continue_pending = False
-            if not self.started and not self.disconnected:
-                self.conn.transport.write(_CONTINUE)
-        while self.more and not self.chunks and not self.disconnected:
-            await self._wait()
-        if not self.disconnected and not self.delivered:
-            body = self.chunks[0] if len(self.chunks) == 1 else b"".join(self.chunks)
-            self.chunks.clear()
-            self.buffered = 0
-            self.delivered = not self.more
-            self.conn.read_drained()
-            return {"type": "http.request", "body": body, "more_body": self.more}
-        while not (self.disconnected or self.complete):
-            await self._wait()
-        return _DISCONNECT
-
-    async def send(self, message: dict[str, Any]) -> None:
-        conn = self.conn
-        if conn.write_paused and not self.disconnected:
-            await conn.drain()
-        if self.disconnected:
-            return
-        kind = message["type"]
-        if not self.started:
-            if kind != "http.response.start":
-                raise RuntimeError(f"expected 'http.response.start', got {kind!r}")
-            self._begin(message["status"], message.get("headers", ()))
-            conn.loop.call_soon(self._flush_head)
-            return
-        if kind != "http.response.body" or self.complete:
-            raise RuntimeError(f"unexpected ASGI message {kind!r} for this response")
-        self._body(message.get("body", b""), message.get("more_body", False))
-
-    def reply(self, status: int, headers: Any, body: bytes) -> None:
-        """A whole response at once: one write."""
-        self._begin(status, headers)
-        self._body(body, False)
-
-    def whole(self, status: int, lines: bytes, body: bytes) -> None:
-        """A whole response whose header ``lines`` are prebuilt and checked (they declare
-        its content-length and no connection option): one write."""
-        self.started = True
-        self.continue_pending = False
-        extra = b"" if self.keep_alive else b"connection: close\r\n"
-        if self.scope["method"] == "HEAD":
-            body = b""
-        self.complete = True
-        conn = self.conn
-        conn.transport.write(
-            b"".join((_STATUS[status], conn.default_headers(), lines, extra, b"\r\n", body))
-        )
-        self.wake()
-        conn.answered(self)
-
-    def _body(self, body: bytes, more: bool) -> None:
-        conn = self.conn
-        if self.scope["method"] == "HEAD":
-            body = b""
-        elif self.chunked:
-            body = (b"%x\r\n%b\r\n" % (len(body), body) if body else b"") + (
-                b"" if more else b"0\r\n\r\n"
-            )
-        elif self.remaining >= 0:
-            self.remaining -= len(body)
-            if self.remaining < 0:
-                raise RuntimeError("response content longer than its content-length")
-            if not more and self.remaining:
-                raise RuntimeError("response content shorter than its content-length")
-        head, self.head = self.head, None
-        data = body if head is None else head + body
-        if data:
-            conn.transport.write(data)
-        if not more:
-            self.complete = True
-            self.wake()
-            conn.answered(self)
-
-    def _begin(self, status: int, headers: Any) -> None:
-        self.started = True
-        self.continue_pending = False
-        method = self.scope["method"]
-        declared = False
-        close = False
-        for name, value in headers:
-            lower = name.lower()
-            if lower == b"content-length":
-                declared = True
-                self.remaining = int(value)
-            elif lower == b"transfer-encoding" and value.lower() == b"chunked":
-                declared = self.chunked = True
-            elif lower == b"connection" and b"close" in value.lower():
-                close = True
-        extra = b""
-        if not declared and method != "HEAD" and status not in (204, 304):
-            if self.scope["http_version"] == "1.0":
-                self.keep_alive = False  # no chunking for 1.0: the close ends the body
-            else:
-                self.chunked = True
-                extra = b"transfer-encoding: chunked\r\n"
-        if close:
-            self.keep_alive = False
-        elif not self.keep_alive:
-            extra += b"connection: close\r\n"
-        if method == "HEAD":
-            self.remaining = -1
-        self.head = b"".join(
-            (_STATUS[status], self.conn.default_headers(), _header_bytes(headers), extra, b"\r\n")
-        )
-
-    def _flush_head(self) -> None:
-        """A head still waiting for its body goes alone (a stream that holds or paces)."""
-        head, self.head = self.head, None
-        if head is not None and not self.disconnected:
-            self.conn.transport.write(head)
-
-    async def run(self, app: Any) -> None:
-        try:
-            await app(self.scope, self.receive, self.send)
-        except asyncio.CancelledError:  # a shutdown cancelling open requests
-            if not self.complete:
-                self.conn.transport.close()
-        except Exception as exc:
-            _LOG.error("Exception in ASGI application\n", exc_info=exc)
-            self.fail()
-        else:
-            if not self.complete and not self.disconnected:
-                _LOG.error("ASGI callable returned without completing its response")
-                self.fail()
-
-    def fail(self) -> None:
-        transport = self.conn.transport
-        if not self.started and not self.disconnected:
-            transport.write(_SERVER_ERROR)
-        else:
-            self._flush_head()
-        self.complete = True
-        transport.close()
 
 
 class Http1(asyncio.Protocol):
@@ -296,9 +67,9 @@ class Http1(asyncio.Protocol):
         self.server: Any = None
         self.client: Any = None
         self.scheme = "http"
-        self.reading: _Exchange | None = None  # the request whose bytes are arriving
-        self.active: _Exchange | None = None  # the request being answered
-        self.queue: collections.deque[_Exchange] = collections.deque()  # pipelined
+        self.reading: Exchange | None = None  # the request whose bytes are arriving
+        self.active: Exchange | None = None  # the request being answered
+        self.queue: collections.deque[Exchange] = collections.deque()  # pipelined
         self.read_paused = False
         self.write_paused = False
         self.drained: asyncio.Future[None] | None = None
@@ -315,7 +86,7 @@ class Http1(asyncio.Protocol):
         """uvicorn's date/server headers (it replaces the list every second)."""
         current = self.state.default_headers
         if self._defaults[0] is not current:
-            self._defaults = (current, _header_bytes(current))
+            self._defaults = (current, header_bytes(current))
         return self._defaults[1]
 
     # -- asyncio.Protocol -----------------------------------------------------------------------
@@ -424,7 +195,7 @@ class Http1(asyncio.Protocol):
             "state": self.app_state.copy(),
         }
         keep_alive = version != "1.0" and parser.should_keep_alive()
-        self.reading = exchange = _Exchange(self, scope, keep_alive, self.expect)
+        self.reading = exchange = Exchange(self, scope, keep_alive, self.expect)
         # A small declared body is awaited before the app runs (it is on its way, and the
         # app then answers in one step); a large, chunked or 100-continue one is streamed.
         exchange.small = 0 <= self.length <= _HIGH_WATER and not self.expect
@@ -455,7 +226,7 @@ class Http1(asyncio.Protocol):
 
     # -- requests -------------------------------------------------------------------------------
 
-    def _dispatch(self, exchange: _Exchange) -> None:
+    def _dispatch(self, exchange: Exchange) -> None:
         """Answer a request: straight from :data:`direct` when its body is complete and the
         answer is a plain response (one write, no task), else as an ASGI task."""
         if self.direct is None or exchange.more:
@@ -466,7 +237,7 @@ class Http1(asyncio.Protocol):
         try:
             response = self.direct(exchange.scope, body)
         except Exception as exc:
-            _LOG.error("Exception in ASGI application\n", exc_info=exc)
+            LOG.error("Exception in ASGI application\n", exc_info=exc)
             exchange.fail()
             return
         if response is None:
@@ -484,17 +255,17 @@ class Http1(asyncio.Protocol):
             else:
                 exchange.reply(response.status_code, response.raw_headers, response.body)
         except Exception as exc:
-            _LOG.error("Exception in ASGI application\n", exc_info=exc)
+            LOG.error("Exception in ASGI application\n", exc_info=exc)
             exchange.fail()
 
-    def _start(self, exchange: _Exchange, app: Any) -> None:
+    def _start(self, exchange: Exchange, app: Any) -> None:
         exchange.dispatched = True
         exchange.task = task = self.loop.create_task(exchange.run(app))
         tasks = self.state.tasks
         tasks.add(task)
         task.add_done_callback(tasks.discard)
 
-    def answered(self, exchange: _Exchange) -> None:
+    def answered(self, exchange: Exchange) -> None:
         """``exchange``'s response is complete: close, or go on with the next request."""
         self.state.total_requests += 1
         if not exchange.keep_alive or self.transport.is_closing():
