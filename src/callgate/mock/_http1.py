@@ -287,11 +287,13 @@ class Http1(asyncio.Protocol):
             self._resume_reading()
 
     def shutdown(self) -> None:
-        """uvicorn's graceful shutdown: close when idle, else after the current response."""
-        if self.active is None or self.active.complete:
+        """uvicorn's graceful shutdown: close when idle or when the request in progress
+        has not reached the app yet (its body is still coming), else after its response."""
+        active = self.active
+        if active is None or active.complete or not active.dispatched:
             self.transport.close()
         else:
-            self.active.keep_alive = False
+            active.keep_alive = False
             self.queue.clear()
 
     def _pause_reading(self) -> None:
