@@ -1,39 +1,48 @@
 """Server throughput: streamed two-call tool turns per second through one server process.
 
-Run: ``.venv/bin/python bench/server_throughput.py`` (options: ``--duration``,
-``--connections``, ``--servers``, ``--aimock-dir``). Prints one table: turns/s at 1, 8 and 32
-connections, all measured in the same run, for
+Run: ``.venv/bin/python bench/server_throughput.py`` (options: ``--duration``, ``--repeat``,
+``--connections``, ``--servers``, ``--aimock-dir``, ``--compare-src``). Prints, per server
+and connection count, turns/s, wrk's p50 and p99 latency and the server process's CPU
+time per turn, each as the median (min–max) over the rounds, and then every server's
+ratio to aimock, computed round by round. Servers (``--servers``, default
+``mock,aimock``):
 
-- ``callgate mock``: :class:`callgate.mock` serving a scripted OpenAI Responses turn with
-  two function calls, streamed (``POST /openai/v1/responses``, ``stream: true``); every
-  request carries its own ``x-callgate-test-id``, so each is a fresh session matched,
-  rendered, journaled and streamed as in a test;
-- ``starlette frames``: a bare Starlette endpoint sending the very same bytes one SSE
-  frame per ASGI body message (the ceiling of frame-by-frame streaming);
-- ``starlette whole``: the same endpoint sending them in one body message (the ceiling);
+- ``mock``: :class:`callgate.mock` serving a scripted OpenAI Responses turn with two
+  function calls, streamed (``POST /openai/v1/responses``, ``stream: true``), exactly as
+  ``callgate serve`` runs it; every request carries its own ``x-callgate-test-id``, so
+  each is a fresh session matched, rendered, journaled and streamed as in a test;
+- ``per-event``: the same, the script asking for ``pacing: {flush: per_event}`` (no
+  delay): one chunk per SSE frame, through the streaming path;
+- ``uvicorn-protocol``: the mock on uvicorn's own httptools protocol instead of the
+  mock's HTTP/1.1 connection (``mock._http1``);
+- ``bare``: a bare Starlette endpoint sending the very same bytes one SSE frame per ASGI
+  body message (``starlette frames``), and in one body message (``starlette whole``);
 - ``aimock``: aimock 1.43.0 (``@copilotkit/aimock``, Node) serving the same two-call turn
   on its OpenAI Responses streaming route from a fixture, arguments in one delta per call
   (``--chunk-size 1000``), log level ``silent``; skipped with a note when not installed
   (``npm install @copilotkit/aimock@1.43.0`` in ``--aimock-dir``, default /tmp/aimock).
 
-Every server is one process on 127.0.0.1; the Python ones run one uvicorn worker with
-``log_level="warning"`` and no access log. uvicorn uses httptools and uvloop when they can
-be imported (``uvicorn[standard]``), else h11 and asyncio; the header line says which. To
-measure both stacks without touching the project's environment::
+``--compare-src DIR`` adds the mock served from another tree's ``src/`` (e.g. a checkout
+of the commit before a change), in the same rounds.
 
-    pip install --target /tmp/uvextra httptools uvloop
-    PYTHONPATH=/tmp/uvextra .venv/bin/python bench/server_throughput.py
-
-Load comes from ``wrk`` (Debian package, ``apt-get install wrk``), one thread, keep-alive
-connections, POST bodies from a Lua script; each cell runs ``--duration`` seconds after a
-one-second warm-up per server. A cell is void if any response was not 2xx or a socket
-error occurred. Before measuring, one response from each server is decoded to check it
-really is the two-call turn.
+Every server is one process on 127.0.0.1 and stays up for the whole run; the Python ones
+run one uvicorn worker with ``log_level="warning"`` and no access log, on uvloop when it
+can be imported (the header line says which). Load comes from ``wrk`` (Debian package,
+``apt-get install wrk``), one thread, keep-alive connections, POST bodies from a Lua
+script, ``--latency``. After a one-second warm-up per server, the cells are interleaved:
+each round runs every connection count against every server back to back, so a ratio
+compares cells measured seconds apart (the machine may be shared: read the spread). A
+cell is void if any response was not 2xx or a socket error occurred. Before measuring,
+one response from each server is decoded to check it really is the two-call turn. Server
+CPU time comes from ``/proc/<pid>/stat`` (user + system) over the cell, divided by the
+turns served: steadier than turns/s when other jobs take CPU.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import itertools
 import json
 import os
@@ -41,6 +50,7 @@ import platform
 import re
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -67,11 +77,12 @@ REQUEST = {
 AIMOCK_VERSION = "1.43.0"
 
 
-def script() -> Any:
+def script(**respond: Any) -> Any:
     from callgate.mock import ScriptBuilder
 
     expect = {"model": MODEL, "stream": True, "tools": [c["name"] for c in CALLS]}
-    return ScriptBuilder(seed=1).turn("openai_responses", expect=expect, calls=list(CALLS)).build()
+    builder = ScriptBuilder(seed=1)
+    return builder.turn("openai_responses", expect=expect, calls=list(CALLS), **respond).build()
 
 
 def turn_bytes() -> list[bytes]:
@@ -94,11 +105,15 @@ def serve(kind: str, port: int) -> None:
     from starlette.routing import Route
 
     app: Any
-    if kind == "mock":
-        # Exactly what `callgate serve` runs.
-        from callgate.mock import serve_forever
+    if kind in ("mock", "per-event", "uvicorn-protocol"):
+        # Exactly what `callgate serve` runs, with the turn's frames one body message each
+        # (``pacing: {flush: per_event}``, no delay) or on uvicorn's own HTTP protocol.
+        from callgate.mock import _server, serve_forever
 
-        serve_forever(script(), host="127.0.0.1", port=port)
+        if kind == "uvicorn-protocol":
+            _server.PROTOCOL = "httptools"
+        paced = {"pacing": {"flush": "per_event"}} if kind == "per-event" else {}
+        serve_forever(script(**paced), host="127.0.0.1", port=port)
         return
     else:
         frames = turn_bytes()
@@ -159,14 +174,17 @@ def wait_listening(port: int, proc: subprocess.Popen[bytes]) -> None:
 
 
 @contextmanager
-def running(argv: list[str], port: int, log: Path, cwd: str | None = None) -> Iterator[None]:
+def running(
+    argv: list[str], port: int, log: Path, cwd: str | None = None, src: str | None = None
+) -> Iterator[int]:
     """Run a server process; its stderr goes to ``log`` (asyncio's "socket.send() raised
     exception" lines when wrk drops its connections at the end of a cell are expected)."""
     with log.open("wb") as err:
-        proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=err)
+        env = None if src is None else {**os.environ, "PYTHONPATH": src}
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=err)
         try:
             wait_listening(port, proc)
-            yield
+            yield proc.pid
         finally:
             proc.terminate()
             try:
@@ -178,6 +196,15 @@ def running(argv: list[str], port: int, log: Path, cwd: str | None = None) -> It
     if "Traceback" in text:
         tail = "\n    ".join(text.strip().splitlines()[-4:])
         print(f"  WARNING: the server logged a traceback; its end:\n    {tail}", flush=True)
+
+
+# --serve kind -> its endpoints: (row label, path, strict check of the response)
+SERVE_KINDS: dict[str, list[tuple[str, str, bool]]] = {
+    "mock": [("callgate mock", "/openai/v1/responses", True)],
+    "per-event": [("callgate mock, per-event flush", "/openai/v1/responses", True)],
+    "uvicorn-protocol": [("callgate mock on uvicorn's protocol", "/openai/v1/responses", True)],
+    "bare": [("starlette frames", "/frames", True), ("starlette whole", "/whole", True)],
+}
 
 
 def python_server(kind: str, port: int) -> list[str]:
@@ -251,18 +278,47 @@ end
 """
 
 
-def wrk(url: str, connections: int, seconds: int, lua: Path) -> tuple[float, str]:
-    """Requests/s, and a reason if the cell is void (non-2xx answers, socket errors).
+@dataclasses.dataclass
+class Cell:
+    """One wrk run against one server: turns/s, latency percentiles (ms), server CPU."""
 
-    Every request carries its own test id (a new mock session), unique across runs."""
+    rate: float
+    p50_ms: float
+    p99_ms: float
+    cpu_us: float  # server process CPU time (user + system) per turn
+    problem: str  # why the cell is void ("" when it is not)
+
+
+_UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
+
+
+def _ms(text: str) -> float:
+    value, unit = re.fullmatch(r"([\d.]+)(us|ms|s)", text).groups()  # type: ignore[union-attr]
+    return float(value) * _UNITS[unit]
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wrk(url: str, connections: int, seconds: int, lua: Path, pid: int) -> Cell:
+    """Load ``url`` for ``seconds``; every request carries its own test id (a new mock
+    session), unique across runs. The cell is void on non-2xx answers or socket errors."""
+    before = cpu_seconds(pid)
     out = subprocess.run(
-        ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s",
+        ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s", "--latency",
          "-s", str(lua), url, "--", f"run{next(_RUNS)}"],
         check=True, capture_output=True, text=True,
     ).stdout  # fmt: skip
+    used = cpu_seconds(pid) - before
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    total = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
+    p50 = _ms(re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1))  # type: ignore[union-attr]
+    p99 = _ms(re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1))  # type: ignore[union-attr]
     problems = re.findall(r"(Non-2xx or 3xx responses: \d+|Socket errors: .*)", out)
-    return rate, "; ".join(problems)
+    return Cell(rate, p50, p99, used / max(total, 1) * 1e6, "; ".join(problems))
 
 
 def lua_for(directory: Path, name: str, path: str) -> Path:
@@ -272,15 +328,34 @@ def lua_for(directory: Path, name: str, path: str) -> Path:
     return lua
 
 
+@dataclasses.dataclass
+class Target:
+    """One endpoint of one running server process."""
+
+    label: str
+    url: str
+    lua: Path
+    pid: int
+    size: int
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--serve", choices=["mock", "bare"], help=argparse.SUPPRESS)
+    parser.add_argument("--serve", choices=sorted(SERVE_KINDS), help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--duration", type=int, default=5, help="seconds per cell")
+    parser.add_argument("--repeat", type=int, default=3, help="interleaved rounds")
     parser.add_argument("--connections", default="1,8,32", help="comma-separated")
     parser.add_argument("--aimock-dir", type=Path, default=Path("/tmp/aimock"))
     parser.add_argument(
-        "--servers", default="mock,bare,aimock", help="any of mock, bare (both endpoints), aimock"
+        "--compare-src",
+        type=Path,
+        help="also serve the mock from this other tree's src/ (e.g. the commit before a change)",
+    )
+    parser.add_argument(
+        "--servers",
+        default="mock,aimock",
+        help="any of mock, per-event, uvicorn-protocol, bare (both endpoints), aimock",
     )
     args = parser.parse_args()
     if args.serve:
@@ -304,54 +379,107 @@ def main() -> None:
     import callgate
 
     print(f"callgate from {Path(callgate.__file__).parent}")
-    print(f"load: wrk -t1, {seconds} s per cell after a 1 s warm-up; loopback only")
-    rows: list[tuple[str, list[str]]] = []
-    with tempfile.TemporaryDirectory() as tmp:
+    print(
+        f"load: wrk -t1, {seconds} s per cell, {args.repeat} interleaved rounds after a 1 s "
+        f"warm-up per endpoint; loopback only; load average {os.getloadavg()[0]:.1f} at start"
+    )
+    chosen = args.servers.split(",")
+    unknown = set(chosen) - {*SERVE_KINDS, "aimock"}
+    if unknown:
+        sys.exit(f"unknown server(s): {', '.join(sorted(unknown))}")
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         work = Path(tmp)
-        chosen = set(args.servers.split(","))
-        # key -> (command, port, working directory, [(row label, path, strict check)])
-        processes: dict[str, tuple[list[str], int, str | None, list[tuple[str, str, bool]]]] = {}
-        port = free_port()
-        processes["mock"] = (
-            python_server("mock", port), port, None,
-            [("callgate mock", "/openai/v1/responses", True)],
-        )  # fmt: skip
-        port = free_port()
-        processes["bare"] = (
-            python_server("bare", port), port, None,
-            [("starlette frames", "/frames", True), ("starlette whole", "/whole", True)],
-        )  # fmt: skip
-        if aimock is not None:
-            fixture = work / "turn.json"
-            fixture.write_text(json.dumps({
-                "fixtures": [{"match": {"toolName": "get_weather"},
-                              "response": {"toolCalls": CALLS}}]
-            }))  # fmt: skip
+        targets: list[Target] = []
+        if args.compare_src is not None:
+            chosen.insert(1, "compare")
+        for key in chosen:
             port = free_port()
-            processes["aimock"] = (
-                aimock_server(args.aimock_dir, port, fixture), port, str(args.aimock_dir),
-                [(f"aimock {aimock}", "/v1/responses", False)],
-            )  # fmt: skip
-        for key, (argv, port, cwd, endpoints) in processes.items():
-            if key not in chosen:
-                continue
-            with running(argv, port, work / f"server-{port}.log", cwd):
-                for label, path, strict in endpoints:
-                    url = f"http://127.0.0.1:{port}{path}"
-                    size = check_turn(url, strict)
-                    lua = lua_for(work, re.sub(r"\W", "_", label), path)
-                    wrk(url, 8, 1, lua)  # warm-up
-                    cells = []
-                    for connections in levels:
-                        rate, problem = wrk(url, connections, seconds, lua)
-                        cells.append(f"{rate:,.0f}" + (f" (VOID: {problem})" if problem else ""))
-                    rows.append((f"{label} ({size:,} B/turn)", cells))
-                    print(f"  {rows[-1][0]}: {', '.join(cells)}", flush=True)
+            cwd: str | None = None
+            src: str | None = None
+            if key == "aimock":
+                if aimock is None:
+                    print("  aimock skipped: not installed (see the module docstring)")
+                    continue
+                fixture = work / "turn.json"
+                fixture.write_text(json.dumps({
+                    "fixtures": [{"match": {"toolName": "get_weather"},
+                                  "response": {"toolCalls": CALLS}}]
+                }))  # fmt: skip
+                argv, cwd = aimock_server(args.aimock_dir, port, fixture), str(args.aimock_dir)
+                endpoints = [(f"aimock {aimock}", "/v1/responses", False)]
+            elif key == "compare":
+                argv, src = python_server("mock", port), str(args.compare_src.resolve())
+                endpoints = [("callgate mock, --compare-src tree", "/openai/v1/responses", True)]
+            else:
+                argv, endpoints = python_server(key, port), SERVE_KINDS[key]
+            pid = stack.enter_context(running(argv, port, work / f"server-{port}.log", cwd, src))
+            for label, path, strict in endpoints:
+                url = f"http://127.0.0.1:{port}{path}"
+                size = check_turn(url, strict)
+                lua = lua_for(work, re.sub(r"\W", "_", label), path)
+                wrk(url, 8, 1, lua, pid)  # warm-up
+                targets.append(Target(label, url, lua, pid, size))
+        cells: dict[tuple[str, int], list[Cell]] = {}
+        for round_ in range(args.repeat):
+            for connections in levels:
+                for target in targets:
+                    cell = wrk(target.url, connections, seconds, target.lua, target.pid)
+                    cells.setdefault((target.label, connections), []).append(cell)
+                    void = f" VOID: {cell.problem}" if cell.problem else ""
+                    print(
+                        f"  round {round_ + 1}, {connections} conn, {target.label}: "
+                        f"{cell.rate:,.0f}/s p50 {cell.p50_ms:.2f} ms p99 {cell.p99_ms:.2f} ms "
+                        f"cpu {cell.cpu_us:.0f} us/turn{void}",
+                        flush=True,
+                    )
+    report(targets, levels, cells, aimock)
+
+
+def _spread(values: list[float], fmt: str) -> str:
+    low, mid, high = min(values), statistics.median(values), max(values)
+    if len(values) == 1:
+        return format(mid, fmt)
+    return f"{format(mid, fmt)} ({format(low, fmt)}–{format(high, fmt)})"
+
+
+def report(
+    targets: list[Target], levels: list[int], cells: dict[tuple[str, int], list[Cell]],
+    aimock: str | None,
+) -> None:  # fmt: skip
+    """Median (min–max) over the rounds, and callgate's ratio to aimock per round."""
+    print()
+    print("| server | conn | turns/s | p50 ms | p99 ms | server CPU µs/turn |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for target in targets:
+        for n in levels:
+            got = cells[(target.label, n)]
+            void = " VOID" if any(c.problem for c in got) else ""
+            print(
+                f"| {target.label} ({target.size:,} B/turn) | {n} | "
+                f"{_spread([c.rate for c in got], ',.0f')}{void} | "
+                f"{_spread([c.p50_ms for c in got], '.2f')} | "
+                f"{_spread([c.p99_ms for c in got], '.2f')} | "
+                f"{_spread([c.cpu_us for c in got], '.0f')} |"
+            )
+    base = f"aimock {aimock}"
+    if not any(t.label == base for t in targets):
+        return
+    print()
+    print(f"Ratio to {base}, per round (same round, back-to-back cells): median (min–max)")
     print()
     print("| server | " + " | ".join(f"{n} conn" for n in levels) + " |")
     print("|---|" + "---:|" * len(levels))
-    for name, cells in rows:
-        print(f"| {name} | " + " | ".join(cells) + " |")
+    for target in targets:
+        if target.label == base:
+            continue
+        row = []
+        for n in levels:
+            ratios = [
+                c.rate / b.rate
+                for c, b in zip(cells[(target.label, n)], cells[(base, n)], strict=True)
+            ]
+            row.append(_spread(ratios, ".2f") + "x")
+        print(f"| {target.label} | " + " | ".join(row) + " |")
 
 
 def _uvicorn_http() -> str:

@@ -7,6 +7,9 @@ continuation rules) → script match, render, store and stream (with stream faul
 journal. Every request consumes
 the next turn of its conversation in its session; a request that matches no turn gets
 HTTP 400 in the provider's own error shape naming each mismatch, and it is recorded.
+The pipeline is synchronous once the body is read: :meth:`MockApp.direct` runs it for a
+request whose body is already in hand (the mock's HTTP/1.1 connection does so), with no
+ASGI round trip.
 
 Before any route runs, :class:`MockApp` refuses (journaled, as JSON) a ``Host`` that is
 not a loopback name or an allowed one (403: a web page using DNS rebinding could
@@ -43,6 +46,7 @@ from ._http import (
     SSE_HEADERS,
     TEST_ID_HEADER,
     Reply,
+    WholeStream,
     begin_entry,
     reply_response,
 )
@@ -63,10 +67,8 @@ def too_large(protocol: str | None, entry: JournalEntry, limit: int) -> Response
     return reply_response(entry, reply, "rejected")
 
 
-async def read_json(request: Request, entry: JournalEntry, limit: int = MAX_BODY_BYTES) -> Any:
-    """The request body as strict JSON (also journaled); raises ``CallgateError``, or
-    :class:`BodyTooLargeError` over ``limit`` bytes."""
-    raw = await read_body(request, entry, limit)
+def parse_json(raw: bytes, entry: JournalEntry) -> Any:
+    """``raw`` as strict JSON, journaled; raises ``CallgateError``."""
     try:
         body = loads_strict(raw)
     except CallgateError:
@@ -143,9 +145,7 @@ def _match_and_send(call: _Call) -> Response:
     if plan.simple:
         # A finite, unpaced stream: one body message, no disconnect-listening task.
         entry.close(200, _text(plan.body), "matched", location)
-        return Response(
-            plan.body, media_type="text/event-stream", headers={**SSE_HEADERS, **headers}
-        )
+        return WholeStream(plan.body, rendered.response_id)
 
     record.in_flight = True  # until its last byte (a paced stream takes a while)
 
@@ -170,34 +170,63 @@ def _match_and_send(call: _Call) -> Response:
 _STAGES: tuple[Stage, ...] = (_scripted_fault, _native_checks, _match_and_send)
 
 
-def _endpoint(protocol: str, auth: Callable[[Request], Reply | None], limit: int) -> Any:
-    error_body = provider(protocol).error_body
-    adapt = provider(protocol).request_body
+class _Endpoint:
+    """One provider route: ``await endpoint(request)`` reads the body as it arrives;
+    :meth:`direct` answers a request whose whole body is already in hand (the same
+    pipeline, no ASGI round trips)."""
 
-    async def endpoint(request: Request) -> Response:
+    __slots__ = ("adapt", "auth", "error_body", "limit", "protocol")
+
+    def __init__(self, protocol: str, auth: Callable[[Request], Reply | None], limit: int):
+        self.protocol = protocol
+        self.auth = auth
+        self.limit = limit
+        self.error_body = provider(protocol).error_body
+        self.adapt = provider(protocol).request_body
+
+    async def __call__(self, request: Request) -> Response:
+        call, response = self._before_body(request)
+        if response is not None:
+            return response
+        try:
+            raw = await read_body(request, call.entry, self.limit)
+        except BodyTooLargeError:
+            return too_large(self.protocol, call.entry, self.limit)
+        return self._with_body(call, raw)
+
+    def direct(self, request: Request, raw: bytes) -> Response:
+        """Answer ``request`` whose body is ``raw`` (at most ``limit`` bytes)."""
+        call, response = self._before_body(request)
+        if response is not None:
+            return response
+        call.entry.body_size = len(raw)
+        return self._with_body(call, raw)
+
+    def _before_body(self, request: Request) -> tuple[_Call, Response | None]:
         state: MockState = request.app.state.callgate
-        entry = begin_entry(request, state, protocol)
+        entry = begin_entry(request, state, self.protocol)
         call = _Call(
-            request, state, protocol, entry, state.session(entry.test_id),
+            request, state, self.protocol, entry, state.session(entry.test_id),
             entry.conversation or "default", {},
         )  # fmt: skip
         response = _runtime_fault(call)
-        if response is not None:
-            return response
-        reply = auth(request)
-        if reply is not None:
-            return reply_response(entry, reply, "rejected")
+        if response is None:
+            reply = self.auth(request)
+            if reply is not None:
+                response = reply_response(entry, reply, "rejected")
+        return call, response
+
+    def _with_body(self, call: _Call, raw: bytes) -> Response:
+        entry, error_body = call.entry, self.error_body
         try:
-            body = await read_json(request, entry, limit)
-        except BodyTooLargeError:
-            return too_large(protocol, entry, limit)
+            body = parse_json(raw, entry)
         except CallgateError as exc:
             message = f"request body is not valid JSON: {exc}"
             return reply_response(entry, Reply(400, error_body(400, message)), "rejected")
         if not isinstance(body, dict):
             reply = Reply(400, error_body(400, "body must be a JSON object"))
             return reply_response(entry, reply, "rejected")
-        adapted = body if adapt is None else adapt(request, body)
+        adapted = body if self.adapt is None else self.adapt(call.request, body)
         if isinstance(adapted, Reply):
             return reply_response(entry, adapted, "rejected")
         call.body = adapted
@@ -206,8 +235,6 @@ def _endpoint(protocol: str, auth: Callable[[Request], Reply | None], limit: int
             if response is not None:
                 return response
         raise AssertionError("the last stage always answers")  # pragma: no cover
-
-    return endpoint
 
 
 _TEXTS: dict[bytes, str] = {}
@@ -286,7 +313,7 @@ class MockApp:
     def __init__(
         self,
         inner: Starlette,
-        fast: dict[str, Any],
+        fast: dict[str, _Endpoint],
         *,
         max_body_bytes: int,
         allowed_hosts: Iterable[str] | None,
@@ -297,18 +324,35 @@ class MockApp:
         self._fast = fast
         self._hosts = None if allowed_hosts is None else HostCheck(allowed_hosts)
 
+    def _foreign(self, scope: Any) -> bool | None:
+        """Whether the ``Host`` is refused (True) or the test id given twice (None)."""
+        host, test_ids = None, 0
+        for key, value in scope["headers"]:
+            if key == b"host":
+                host = value
+            elif key == b"x-callgate-test-id":
+                test_ids += 1
+        if host is not None and self._hosts is not None and not self._hosts(host):
+            return True
+        return None if test_ids > 1 else False
+
+    def direct(self, scope: Any, body: bytes) -> Response | None:
+        """The response to a provider POST whose whole ``body`` has arrived, computed
+        without ASGI messages (for the mock's own HTTP protocol); ``None`` when the request
+        must take the ASGI path (another route, a refusal, a body over the limit)."""
+        endpoint = self._fast.get(scope["path"]) if scope["method"] == "POST" else None
+        if endpoint is None or len(body) > self.max_body_bytes or self._foreign(scope) is not False:
+            return None
+        scope["app"] = self.inner
+        return endpoint.direct(Request(scope), body)
+
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
-            host, test_ids = None, 0
-            for key, value in scope["headers"]:
-                if key == b"host":
-                    host = value
-                elif key == b"x-callgate-test-id":
-                    test_ids += 1
-            foreign = host is not None and self._hosts is not None and not self._hosts(host)
-            if foreign or test_ids > 1:
-                await self._refuse(scope, receive, send, foreign)
+            refused = self._foreign(scope)
+            if refused is not False:
+                await self._refuse(scope, receive, send, refused is True)
                 return
+            foreign = False
             if scope["method"] == "POST":
                 endpoint = self._fast.get(scope["path"])
                 if endpoint is not None:
@@ -365,12 +409,17 @@ def create_app(
     _validate.check_switches(script)
     _faults.check_faults(script)
     routes: list[Route] = []
-    fast: dict[str, Any] = {}
+    fast: dict[str, _Endpoint] = {}
     for protocol in PROTOCOLS:
         for spec in provider(protocol).endpoints:
-            endpoint = _endpoint(protocol, spec.auth, max_body_bytes)
+            endpoint = _Endpoint(protocol, spec.auth, max_body_bytes)
             # The router also reaches the path's other spellings: check those first.
-            routed = endpoint if spec.refuse is None else _refusing(endpoint, spec.refuse, protocol)
+            # (a bound method: Starlette wraps functions and methods as request handlers)
+            routed = (
+                endpoint.__call__
+                if spec.refuse is None
+                else _refusing(endpoint.__call__, spec.refuse, protocol)
+            )
             routes.append(Route(spec.path, routed, methods=["POST"]))
             fast |= dict.fromkeys(spec.fast, endpoint)
     routes += [

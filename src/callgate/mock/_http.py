@@ -23,6 +23,7 @@ __all__ = [
     "TEST_ID_HEADER",
     "Rendered",
     "Reply",
+    "WholeStream",
     "bearer",
     "begin_entry",
     "own_error",
@@ -57,10 +58,62 @@ class Rendered:
     frames: tuple[bytes, ...]  # one SSE frame per event, in order
 
 
+class WholeStream(Response):
+    """A finished event stream sent as one body, its headers built once as raw bytes
+    (what ``Response(body, media_type="text/event-stream", headers=...)`` sends, minus
+    Starlette's per-request header normalisation). ``head_lines`` is the same header block
+    as HTTP/1.1 lines, for the mock's own connection; ``None`` if the id could not be sent
+    in a header (the generic path then refuses it)."""
+
+    media_type = "text/event-stream"
+
+    def __init__(self, body: bytes, request_id: str) -> None:
+        self.status_code = 200
+        self.body = body
+        self.background = None
+        self._id = request_id
+        self._raw: list[tuple[bytes, bytes]] | None = None
+        key = (request_id, len(body))
+        lines = _LINES.get(key, b"")
+        if lines == b"":
+            if len(_LINES) >= 256:
+                _LINES.clear()  # ids come from the script and requests: keep the memo bounded
+            rid = request_id.encode("latin-1", "replace")
+            lines = _LINES[key] = (
+                None if b"\r" in rid or b"\n" in rid else _SSE_LINES % (rid, b"%d" % len(body))
+            )
+        self.head_lines = lines
+
+    @property
+    def raw_headers(self) -> list[tuple[bytes, bytes]]:
+        """Built on first use (the ASGI path); the mock's connection sends ``head_lines``."""
+        if self._raw is None:
+            rid = self._id.encode("latin-1", "replace")
+            length = b"%d" % len(self.body)
+            self._raw = [*_SSE_RAW, (b"request-id", rid), (b"content-length", length)]
+        return self._raw
+
+    @raw_headers.setter
+    def raw_headers(self, value: list[tuple[bytes, bytes]]) -> None:
+        self._raw = value
+
+
+_LINES: dict[tuple[str, int], bytes | None] = {}
+_SSE_RAW = [
+    *((k.encode("latin-1"), v.encode("latin-1")) for k, v in SSE_HEADERS.items()),
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+]
+_SSE_LINES = b"".join(b"%b: %b\r\n" % pair for pair in _SSE_RAW).replace(b"%", b"%%") + (
+    b"request-id: %b\r\ncontent-length: %b\r\n"
+)
+
+
 def bearer(request: Request) -> bool:
     """Whether the request carries ``Authorization: Bearer <something>``."""
-    value = request.headers.get("authorization", "")
-    return value.startswith("Bearer ") and len(value) > len("Bearer ")
+    for key, raw in request.scope["headers"]:  # the first one, as request.headers.get
+        if key == b"authorization":
+            return raw.startswith(b"Bearer ") and len(raw) > len(b"Bearer ")
+    return False
 
 
 def own_error(status: int, message: str) -> dict[str, Any]:

@@ -19,6 +19,7 @@ import uvicorn
 from .._errors import UsageError
 from . import _sessions
 from ._app import MAX_BODY_BYTES, create_app, host_is_loopback
+from ._http1 import PROTOCOL
 from ._journal import MAX_ENTRIES, MAX_PER_TEST, Journal
 from ._script import Script
 from ._state import MAX_SESSIONS, Mismatch, MockState
@@ -93,7 +94,12 @@ class MockServer:
         self._socket = sock = _bind(self._host, self._port)
         self.state.closing.clear()
         config = uvicorn.Config(
-            self.app, log_level="warning", lifespan="off", access_log=False, ws="none"
+            self.app,
+            log_level="warning",
+            lifespan="off",
+            access_log=False,
+            ws="none",
+            http=PROTOCOL,
         )
         self._server = server = _Server(config)
 
@@ -329,7 +335,7 @@ def serve_forever(
     sock = _bind(host, port)
     mock._socket = sock
     config = uvicorn.Config(
-        mock.app, log_level="warning", lifespan="off", access_log=False, ws="none"
+        mock.app, log_level="warning", lifespan="off", access_log=False, ws="none", http=PROTOCOL
     )
     server = uvicorn.Server(config)
     if on_ready is not None:
@@ -363,7 +369,7 @@ def serve_recordings_forever(
     sock = _bind(host, port)
     mock._socket = sock
     config = uvicorn.Config(
-        mock.app, log_level="warning", lifespan="off", access_log=False, ws="none"
+        mock.app, log_level="warning", lifespan="off", access_log=False, ws="none", http=PROTOCOL
     )
     server = uvicorn.Server(config)
     if on_ready is not None:
