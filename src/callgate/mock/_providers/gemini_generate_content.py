@@ -16,7 +16,9 @@ trailing empty text part when there is no call: where Gemini 3 puts it), ``statu
 ``finishReason``, default ``STOP``; ``CONTINUATION`` adds a ``continuationToken``),
 ``usage`` and ``chunk_plan``: how many parts each chunk carries (parallel calls in one chunk
 or several; it must add up to the turn's parts). Default: one part per chunk, the finish
-reason and usage on the last one.
+reason and usage on the last one. ``hosted``: scripted results of the server's own tools
+(search, file search, code execution, URL context) and the citations of ``text``; see
+:mod:`._gemini_generate_content_hosted`.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from .._http import Reply
 from .._render_turn import arguments, usage
 from .._requests import FunctionResult, RequestView, list_of
 from . import Endpoint, Event, Ids, Provider, RenderedTurn
+from . import _gemini_generate_content_hosted as hosted
 from ._gemini_generate_content_checks import CHECKS, check
 from .gemini_interactions import auth, error_body, http_error
 
@@ -163,8 +166,9 @@ def _parts(turn: ScriptTurn, ids: Ids) -> tuple[list[dict[str, Any]], list[tuple
     if reasoning.get("summary"):
         summary = reasoning["summary"]
         parts.append({"text": summary, "deltas": split(summary) or [summary], "thought": True})
-    if respond.get("text"):
-        text = respond["text"]
+    parts += hosted.code_parts(respond)
+    text = hosted.answer_text(respond)  # cited text: its markers removed
+    if text:
         parts.append({"text": text, "deltas": split(text) or [text]})
     calls: list[tuple[str, str]] = []
     for n, spec in enumerate(respond.get("calls", [])):
@@ -192,6 +196,12 @@ def render(
     finish = respond.get("status", "STOP")
     counts = usage(respond.get("usage"), "promptTokenCount", "candidatesTokenCount")
     counts["totalTokenCount"] = counts["promptTokenCount"] + counts["candidatesTokenCount"]
+    tool_tokens = hosted.tool_tokens(respond)
+    if tool_tokens is not None:  # hosted tool results are metered as prompt tokens
+        counts["toolUsePromptTokenCount"] = tool_tokens
+        counts["totalTokenCount"] += tool_tokens
+    texts = [n for n, p in enumerate(parts) if "text" in p and not p.get("thought")]
+    found = hosted.metadata(respond, texts[0] if texts else 0)
     token = None
     if finish == "CONTINUATION":
         token = base64.b64encode(ids("", "continuation", size=24).encode()).decode()
@@ -203,11 +213,15 @@ def render(
         "model_version": model,
     }
     if not stream:
-        extra = {} if token is None else {"continuationToken": token}
+        extra = found if token is None else {**found, "continuationToken": token}
         body = _render.render_body(**common, candidate_extra=extra)
         return RenderedTurn(response_id, tuple(calls), [], body)
     events = _render.render_events(
-        **common, chunk_plan=respond.get("chunk_plan"), continuation_token=token
+        **common,
+        chunk_plan=respond.get("chunk_plan"),
+        continuation_token=token,
+        candidate_extra=found,
+        first_extra=hosted.first_chunk(respond),
     )
     return RenderedTurn(response_id, tuple(calls), events, None)
 
@@ -219,6 +233,9 @@ def _dummy_ids(prefix: str, kind: str, n: int = 0, size: int = 24) -> str:
 def check_respond(respond: Mapping[str, Any]) -> str | None:
     """Why a ``respond`` block the engine accepted cannot be sent on this wire, or ``None``:
     the turn is rendered once, both ways, when the script is loaded (never a 500 later)."""
+    problem = hosted.check(respond)
+    if problem is not None:
+        return problem
     plan = respond.get("chunk_plan")
     if plan is not None and (
         not isinstance(plan, list) or not all(type(n) is int and n >= 0 for n in plan)
@@ -289,6 +306,6 @@ PROVIDER = Provider(
     checks=CHECKS,
     check=check,
     request_body=request_body,
-    respond_keys=frozenset({"chunk_plan"}),
+    respond_keys=frozenset({"chunk_plan", "hosted"}),
     check_respond=check_respond,
 )
