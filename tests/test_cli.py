@@ -25,7 +25,7 @@ def test_demo_runs_every_scenario_and_exits_zero(capsys: pytest.CaptureFixture[s
     assert "gate refused: ProviderError" in out
     assert "held for recovery" in out
     assert "gate refused: TruncatedStreamError" in out
-    assert "demo passed: all 12 scenarios" in out
+    assert "demo passed: all 13 scenarios" in out
 
 
 def test_demo_exits_nonzero_when_a_scenario_goes_wrong(

@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from . import _demo_ggc
+from . import _demo_ggc, _demo_hosted_gemini
 from . import anthropic_messages as am
 from . import gemini_interactions as gi
 from . import openai_responses as oai
@@ -353,6 +353,7 @@ SCENARIOS: list[tuple[str, Callable[[httpx.Client, MockServer, _Report], None]]]
     ("Host loop + ledger: SIGKILL after a refund applied, before its result was sent",
      _on_loop("crash_scenario")),
     ("Host loop + ledger: an approval-gated tool", _on_loop("approval_scenario")),
+    ("Gemini generateContent: a grounded answer with citations", _demo_hosted_gemini.scenario),
 ]  # fmt: skip
 
 

@@ -157,7 +157,7 @@ def _sdk_hosted(parts: list[Any], candidate: Any) -> list[tuple[Any, ...]]:
             result = results.get(part.executable_code.id)
             found.append(("codeExecution", part.executable_code.id, _dump(result)["outcome"]))
     gm = candidate.grounding_metadata
-    for query in (gm.web_search_queries if gm else None) or ():
+    for _query in (gm.web_search_queries if gm else None) or ():
         found.append(("googleSearch", None, None))
     if gm and any(c.retrieved_context for c in gm.grounding_chunks or ()):
         found.append(("fileSearch", None, None))
@@ -228,6 +228,9 @@ def test_projection_equals_what_the_sdk_exposes(
         for c in turn.hosted_calls
         if c.tool == "codeExecution"
     ]
+    gm = candidate.grounding_metadata
+    queries = [c.raw for c in turn.hosted_calls if c.tool == "googleSearch"]
+    assert queries == ((gm.web_search_queries if gm else None) or [])
     if tool == "googleSearch":
         assert usage.tool_use_prompt_token_count == turn.usage["toolUsePromptTokenCount"] == 41
         assert candidate.grounding_metadata.search_entry_point.rendered_content
