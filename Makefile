@@ -49,7 +49,7 @@ test: lint typecheck
 	$(MAKE) test-baseline
 
 # The official-SDK conformance tests again, against the 2026-07-21 baseline SDKs.
-BASELINE_TESTS = tests/mock/test_mock_sdk_conformance.py tests/mock/test_mock_ggc_sdk_conformance.py
+BASELINE_TESTS = tests/mock/test_mock_sdk_conformance.py tests/mock/test_mock_ggc_sdk_conformance.py tests/mock/test_mock_hosted_ggc_sdk.py
 test-baseline: $(BSTAMP)
 	$(BASE)/bin/python -m pytest $(BASELINE_TESTS)
 	$(BASE)/bin/python -O -W error -m pytest $(BASELINE_TESTS)

@@ -539,3 +539,25 @@ def test_hosted_projection_is_not_part_of_the_digest_input() -> None:
     turn = _body()
     again = dataclasses.replace(turn, hosted_calls=(), citations=())
     assert again.digest == turn.digest
+
+
+def test_image_and_maps_chunks_are_cited_by_their_uri() -> None:
+    grounding = {
+        "groundingChunks": [
+            {
+                "image": {
+                    "sourceUri": "https://example.com/page",
+                    "imageUri": "https://example.com/i.png",
+                }
+            },
+            {"maps": {"uri": "https://maps.example/place", "title": "Café"}},
+        ],
+        "groundingSupports": [{"segment": {"endIndex": 4}, "groundingChunkIndices": [0, 1]}],
+    }
+    turn = parse_response(
+        render_body(parts=[{"text": "Here"}], candidate_extra={"groundingMetadata": grounding})
+    )
+    assert [(c.kind, c.source) for c in turn.citations] == [
+        ("image", "https://example.com/page"),
+        ("maps", "https://maps.example/place"),
+    ]
