@@ -223,10 +223,13 @@ def test_grounding_field_by_field_then_cumulative() -> None:
     assert turn.candidate["groundingMetadata"] == full
 
 
-def test_a_chunk_resending_an_empty_list_keeps_what_came_before() -> None:
+@pytest.mark.parametrize("nothing", [[], None])
+def test_a_chunk_resending_nothing_keeps_what_came_before(nothing: Any) -> None:
     n = _count()
-    turn = _feed(_chunks_with([_grounding()] + [None] * (n - 2) + [{"groundingChunks": []}]))
+    later = {"groundingChunks": nothing, "searchEntryPoint": None}
+    turn = _feed(_chunks_with([_grounding()] + [None] * (n - 2) + [later]))
     assert turn.citations == _body().citations
+    assert turn.candidate["groundingMetadata"] == _grounding()
 
 
 def test_incremental_grounding_chunks_fail_closed() -> None:

@@ -95,9 +95,9 @@ def merge_metadata(key: str, earlier: dict[str, Any] | None, value: Any) -> dict
         old = merged.get(field)
         if field not in merged or old == new:
             merged[field] = new
+        elif new is None or new == []:
+            continue  # a chunk that re-sends nothing keeps what came before
         elif type(old) is list and type(new) is list:
-            if not new:
-                continue  # a chunk that re-sends nothing new keeps what came before
             if new[: len(old)] != old:
                 raise UnsupportedProviderState(
                     f"{key}.{field} re-sent with a value that does not extend the earlier "
