@@ -10,6 +10,8 @@ import dataclasses
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from callgate import (
     Citation,
@@ -564,3 +566,56 @@ def test_image_and_maps_chunks_are_cited_by_their_uri() -> None:
         ("image", "https://example.com/page"),
         ("maps", "https://maps.example/place"),
     ]
+
+
+@st.composite
+def grounded_turns(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any], list[int]]:
+    """A text with multi-byte characters, supports over random character ranges, random
+    deltas and a random chunk plan."""
+    text = draw(st.text(alphabet="aé€𝄞 .", min_size=1, max_size=40))
+    cuts = sorted(draw(st.lists(st.integers(0, len(text)), max_size=6)))
+    deltas = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    deltas = [d for d in deltas if d] or [text]
+    chunks = [{"web": {"uri": f"https://example.com/{n}"}} for n in range(3)]
+    supports = []
+    for _ in range(draw(st.integers(0, 4))):
+        start = draw(st.integers(0, len(text)))
+        end = draw(st.integers(start, len(text)))
+        segment = {"startIndex": len(text[:start].encode()), "endIndex": len(text[:end].encode())}
+        indices = draw(st.lists(st.integers(0, 2), max_size=3))
+        supports.append(
+            {"segment": {**segment, "text": text[start:end]}, "groundingChunkIndices": indices}
+        )
+    parts = [{"raw": CODE}, {"raw": RESULT}, {"text": text, "deltas": deltas}]
+    n_wire = 2 + len(deltas)
+    plan_cuts = sorted(draw(st.lists(st.integers(0, n_wire), max_size=4)))
+    plan = [b - a for a, b in zip([0, *plan_cuts], [*plan_cuts, n_wire], strict=True)]
+    for support in supports:
+        support["segment"]["partIndex"] = 2
+    grounding = {"groundingChunks": chunks, "groundingSupports": supports}
+    return parts, grounding, plan
+
+
+@settings(max_examples=150, deadline=None)
+@given(case=grounded_turns(), early=st.booleans())
+def test_property_stream_equals_body_and_offsets_slice_the_cited_text(
+    case: tuple[list[dict[str, Any]], dict[str, Any], list[int]], early: bool
+) -> None:
+    parts, grounding, plan = case
+    extra = {"groundingMetadata": grounding}
+    body = parse_response(render_body(parts=parts, candidate_extra=extra))
+    first = (
+        {"groundingMetadata": {"groundingChunks": grounding["groundingChunks"][:1]}}
+        if early
+        else None
+    )
+    events = render_events(parts=parts, candidate_extra=extra, chunk_plan=plan, first_extra=first)
+    streamed = parse_stream(encode_sse(events))
+    assert streamed.citations == body.citations
+    assert streamed.hosted_calls == body.hosted_calls
+    data = body.parts[2]["text"].encode()
+    for citation in body.citations:
+        assert data[citation.start : citation.end].decode() == citation.raw["segment"]["text"]
+    assert len(body.citations) == sum(
+        len(s["groundingChunkIndices"]) for s in grounding["groundingSupports"]
+    )
