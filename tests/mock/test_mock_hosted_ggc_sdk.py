@@ -10,6 +10,7 @@ and the non-streamed turn project the same; the cited bytes are the segment's te
 
 from __future__ import annotations
 
+import datetime
 import importlib.metadata
 from collections.abc import Iterator
 from typing import Any
@@ -294,3 +295,100 @@ def test_a_refused_tool_option_raises_the_sdk_client_error(served: Any) -> None:
         )
     assert caught.value.code == 400
     assert "top_k" in str(caught.value.message)
+
+
+WHEN = (
+    datetime.datetime(2024, 6, 1, tzinfo=datetime.UTC),
+    datetime.datetime(2024, 7, 15, tzinfo=datetime.UTC),
+)
+
+
+@pytest.mark.parametrize(
+    "tool",
+    [
+        types.Tool(
+            google_search=types.GoogleSearch(
+                time_range_filter=types.Interval(start_time=WHEN[0], end_time=WHEN[1])
+            )
+        ),
+        types.Tool(
+            file_search=types.FileSearch(
+                file_search_store_names=[STORE], top_k=8, metadata_filter="year >= 2024"
+            )
+        ),
+    ],
+    ids=["timeRangeFilter", "fileSearch options"],
+)
+def test_the_sdk_spelling_of_each_option_is_accepted(served: Any, tool: types.Tool) -> None:
+    """The SDK sends nested keys snake_case and datetimes as isoformat: both are accepted."""
+    hosted, text, _ = CASES["googleSearch"]
+    server, recorder = served(_script(hosted, text, False))
+    config = types.GenerateContentConfig(tools=[tool])
+    response = _client(server).models.generate_content(model=MODEL, contents="q", config=config)
+    assert (
+        response.candidates[0].grounding_metadata.web_search_queries == SEARCH["search"]["queries"]
+    )
+    sent = recorder.exchanges[0].request_json()["tools"][0]
+    assert sent in (
+        {
+            "googleSearch": {
+                "timeRangeFilter": {
+                    "start_time": WHEN[0].isoformat(),
+                    "end_time": WHEN[1].isoformat(),
+                }
+            }
+        },
+        {
+            "fileSearch": {
+                "file_search_store_names": [STORE],
+                "top_k": 8,
+                "metadata_filter": "year >= 2024",
+            }
+        },
+    )
+
+
+@pytest.mark.parametrize(
+    ("tool", "fragment"),
+    [
+        (
+            types.Tool(
+                google_search=types.GoogleSearch(
+                    time_range_filter=types.Interval(start_time=WHEN[0])
+                )
+            ),
+            "end time",
+        ),
+        (
+            types.Tool(
+                google_search=types.GoogleSearch(
+                    time_range_filter=types.Interval(start_time=WHEN[1], end_time=WHEN[0])
+                )
+            ),
+            "after",
+        ),
+        (
+            types.Tool(
+                google_search=types.GoogleSearch(
+                    time_range_filter=types.Interval(
+                        start_time=WHEN[0].replace(tzinfo=None), end_time=WHEN[1]
+                    )
+                )
+            ),
+            "Timestamp",
+        ),
+        (types.Tool(file_search=types.FileSearch(top_k=3)), "file_search_store_names"),
+    ],
+    ids=["start only", "inverted", "naive datetime", "no stores"],
+)
+def test_the_sdk_gets_a_client_error_for_a_malformed_option(
+    served: Any, tool: types.Tool, fragment: str
+) -> None:
+    hosted, text, _ = CASES["googleSearch"]
+    server, _recorder = served(_script(hosted, text, False))
+    with pytest.raises(errors.ClientError) as caught:
+        _client(server).models.generate_content(
+            model=MODEL, contents="q", config=types.GenerateContentConfig(tools=[tool])
+        )
+    assert caught.value.code == 400
+    assert fragment in str(caught.value.message)
