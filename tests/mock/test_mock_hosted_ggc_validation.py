@@ -271,3 +271,21 @@ def test_markers_become_byte_offsets_and_brackets_without_hosted_stay_text() -> 
     assert [(c.start, c.end) for c in first.citations] == [(0, 7), (8, len(data))]
     assert second.text == "Literal [[r]] text."
     assert second.citations == ()
+
+
+def test_expect_tools_can_name_the_hosted_tools_the_request_turns_on() -> None:
+    script = ScriptBuilder()
+    script.turn(
+        "gemini_generate_content", text="ok", hosted=GOOD, expect={"tools": ["googleSearch", "f"]}
+    )
+    script.turn("gemini_generate_content", text="ok", expect={"tools": ["fileSearch"]})
+    tools = [{"google_search": {}}, {"functionDeclarations": [{"name": "f"}]}]
+    with MockServer(script.build()) as server:
+        ok = httpx.post(f"{server.url}{PATH}", json={"contents": USER, "tools": tools}, headers=KEY)
+        assert ok.status_code == 200
+        missing = httpx.post(
+            f"{server.url}{PATH}", json={"contents": USER, "tools": tools}, headers=KEY
+        )
+        assert missing.status_code == 400
+        assert "fileSearch not declared" in missing.json()["error"]["message"]
+        assert "['f', 'googleSearch']" in missing.json()["error"]["message"]

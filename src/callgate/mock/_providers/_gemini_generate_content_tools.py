@@ -31,7 +31,7 @@ from typing import Any
 
 from .._http import Reply
 
-__all__ = ["check_tools"]
+__all__ = ["HOSTED", "check_tools", "snake"]
 
 _INT32 = 2**31 - 1
 _STORE = re.compile(r"fileSearchStores/[A-Za-z0-9._-]+")
@@ -54,7 +54,11 @@ class _RefusalError(Exception):
     """The 400 message of the first problem found."""
 
 
-def _snake(name: str) -> str:
+#: The hosted tool keys of a ``Tool`` object this check knows, in the docs' order.
+HOSTED = ("googleSearch", "fileSearch", "codeExecution", "urlContext")
+
+
+def snake(name: str) -> str:
     return "".join("_" + c.lower() if c.isupper() else c for c in name)
 
 
@@ -64,7 +68,7 @@ def _fields(value: Any, where: str, allowed: tuple[str, ...]) -> dict[str, Any]:
         raise _RefusalError(f"Invalid value at '{where}', expected an object.")
     out: dict[str, Any] = {}
     for key, item in value.items():
-        camel = next((a for a in allowed if key in (a, _snake(a))), None)
+        camel = next((a for a in allowed if key in (a, snake(a))), None)
         if camel is None:
             raise _RefusalError(
                 f"Invalid JSON payload received. Unknown name \"{key}\" at '{where}': "
@@ -72,7 +76,7 @@ def _fields(value: Any, where: str, allowed: tuple[str, ...]) -> dict[str, Any]:
             )
         if camel in out:
             raise _RefusalError(
-                f"Invalid JSON payload received. Field '{where}.{_snake(camel)}' set twice."
+                f"Invalid JSON payload received. Field '{where}.{snake(camel)}' set twice."
             )
         out[camel] = item
     return out

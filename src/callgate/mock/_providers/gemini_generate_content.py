@@ -38,6 +38,7 @@ from .._render_turn import arguments, usage
 from .._requests import FunctionResult, RequestView, list_of
 from . import Endpoint, Event, Ids, Provider, RenderedTurn
 from . import _gemini_generate_content_hosted as hosted
+from . import _gemini_generate_content_tools as hosted_tools
 from ._gemini_generate_content_checks import CHECKS, check
 from .gemini_interactions import auth, error_body, http_error
 
@@ -146,12 +147,16 @@ def view(body: Mapping[str, Any]) -> RequestView:
 
 
 def _declared(tools: Any) -> tuple[str, ...]:
-    names = []
+    """The declared function names, then the hosted tools (``googleSearch``, ...) the
+    request turns on, so ``expect.tools`` can name either."""
+    names, hosted = [], []
     for tool in list_of(tools):
         for decl in list_of(_part(tool, "functionDeclarations", "function_declarations")):
             if isinstance(decl, dict) and isinstance(decl.get("name"), str):
                 names.append(decl["name"])
-    return tuple(names)
+        if isinstance(tool, dict):  # an empty object ({"googleSearch": {}}) turns it on
+            hosted += [k for k in hosted_tools.HOSTED if {k, hosted_tools.snake(k)} & tool.keys()]
+    return tuple(names + [key for key in hosted_tools.HOSTED if key in hosted])
 
 
 # -- rendering --------------------------------------------------------------------------------
