@@ -225,6 +225,14 @@ def test_grounding_field_by_field_then_cumulative() -> None:
     assert turn.candidate["groundingMetadata"] == full
 
 
+def test_a_field_null_before_is_filled_by_a_later_chunk() -> None:
+    n = _count()
+    early = {"searchEntryPoint": None, "groundingChunks": []}
+    turn = _feed(_chunks_with([early] + [None] * (n - 2) + [_grounding()]))
+    assert turn.candidate["groundingMetadata"] == _grounding()
+    assert turn.citations == _body().citations
+
+
 @pytest.mark.parametrize("nothing", [[], None])
 def test_a_chunk_resending_nothing_keeps_what_came_before(nothing: Any) -> None:
     n = _count()

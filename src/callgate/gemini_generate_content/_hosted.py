@@ -93,7 +93,7 @@ def merge_metadata(key: str, earlier: dict[str, Any] | None, value: Any) -> dict
     merged = dict(earlier)
     for field, new in value.items():
         old = merged.get(field)
-        if field not in merged or old == new:
+        if old is None or old == new:  # absent or null before: this chunk brings it
             merged[field] = new
         elif new is None or new == []:
             continue  # a chunk that re-sends nothing keeps what came before
