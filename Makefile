@@ -55,6 +55,7 @@ BASELINE_TESTS = tests/mock/test_mock_sdk_conformance.py tests/mock/test_mock_gg
 BASELINE_TESTS += tests/mock/test_mock_hosted_interactions_sdk.py tests/gemini_interactions/test_hosted_sdk_fields.py
 BASELINE_TESTS += tests/test_cli_serve_urls.py tests/mock/test_mock_sessions.py
 BASELINE_TESTS += tests/mock/test_mock_fixtures_sdk.py tests/mock/test_mock_faults_points_sdk.py
+BASELINE_TESTS += tests/mock/test_mock_hosted_ggc_sdk.py
 test-baseline: $(BSTAMP)
 	$(BASE)/bin/python -m pytest $(BASELINE_TESTS)
 	$(BASE)/bin/python -O -W error -m pytest $(BASELINE_TESTS)

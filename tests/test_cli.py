@@ -27,7 +27,7 @@ def test_demo_runs_every_scenario_and_exits_zero(capsys: pytest.CaptureFixture[s
     assert "gate refused: TruncatedStreamError" in out
     assert "final answer (cited): No umbrella needed" in out  # the hosted web search loop
     assert "citation web_search_result_location -> https://louvre.example/hours" in out
-    assert "demo passed: all 14 scenarios" in out
+    assert "demo passed: all 15 scenarios" in out
 
 
 def test_demo_exits_nonzero_when_a_scenario_goes_wrong(

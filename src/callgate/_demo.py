@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from . import _demo_ggc, _demo_hosted_anthropic, _demo_hosted_openai
+from . import _demo_ggc, _demo_hosted_anthropic, _demo_hosted_gemini, _demo_hosted_openai
 from . import anthropic_messages as am
 from . import gemini_interactions as gi
 from . import openai_responses as oai
@@ -355,6 +355,7 @@ SCENARIOS: list[tuple[str, Callable[[httpx.Client, MockServer, _Report], None]]]
     ("Host loop + ledger: an approval-gated tool", _on_loop("approval_scenario")),
     ("OpenAI Responses: web search, a cited call, a cited answer", _demo_hosted_openai.scenario),
     ("Anthropic Messages: web search with citations, then a client tool", _demo_hosted_anthropic.scenario),  # noqa: E501
+    ("Gemini generateContent: a grounded answer with citations", _demo_hosted_gemini.scenario),
 ]  # fmt: skip
 
 

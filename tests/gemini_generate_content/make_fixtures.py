@@ -204,6 +204,7 @@ write(
             "text": "",
             "n_parts": 4,
             "usage": usage(40, 22),
+            "hosted": [["codeExecution", None, "OUTCOME_OK"]],
         },
     ),
 )
@@ -303,6 +304,215 @@ write(
         {"finish_reason": "STOP", "calls": [], "text": "Hello.", "n_parts": 1, "usage": None},
         rev="2026-07-21",
         layer="json-body",
+    ),
+)
+
+# -- hosted tools: grounding with citations (UTF-8 byte offsets), streamed and as a body ----
+GROUND_DOCS = "https://ai.google.dev/gemini-api/docs/google-search"
+ANSWER = "L’Espagne a gagné l’Euro 2024. Final: 2–1."
+CITED_1 = "L’Espagne a gagné l’Euro 2024."
+CITED_2 = "Final: 2–1."
+B1 = len(CITED_1.encode())
+B2 = B1 + 1
+WEB = [
+    {
+        "web": {
+            "uri": "https://vertexaisearch.cloud.google.com/grounding-api-redirect/a1",
+            "title": "uefa.com",
+        }
+    },
+    {
+        "web": {
+            "uri": "https://vertexaisearch.cloud.google.com/grounding-api-redirect/b2",
+            "title": "lequipe.fr",
+        }
+    },
+]
+SUPPORTS = [
+    {
+        "segment": {"endIndex": B1, "text": CITED_1},
+        "groundingChunkIndices": [0, 1],
+        "confidenceScores": [0.93, 0.71],
+    },
+    {
+        "segment": {"startIndex": B2, "endIndex": B2 + len(CITED_2.encode()), "text": CITED_2},
+        "groundingChunkIndices": [1],
+    },
+]
+GROUNDING = {
+    "webSearchQueries": ["vainqueur euro 2024", "finale euro 2024 score"],
+    "searchEntryPoint": {
+        "renderedContent": '<style>.c{}</style><div class="c">vainqueur euro 2024</div>'
+    },
+    "groundingChunks": WEB,
+    "groundingSupports": SUPPORTS,
+}
+URL_META = {
+    "urlMetadata": [
+        {
+            "retrievedUrl": "https://www.uefa.com/euro2024/",
+            "urlRetrievalStatus": "URL_RETRIEVAL_STATUS_SUCCESS",
+        }
+    ]
+}
+SIG_G = "Z3JvdW5kZWQtc2lnbmF0dXJl"
+GROUNDED_EXPECTED = {
+    "finish_reason": "STOP",
+    "calls": [],
+    "text": ANSWER,
+    "n_parts": 2,
+    "usage": {**usage(9, 30), "toolUsePromptTokenCount": 120, "totalTokenCount": 159},
+    "signatures": [SIG_G],
+    "hosted": [
+        ["googleSearch", None, None],
+        ["googleSearch", None, None],
+        ["urlContext", None, "URL_RETRIEVAL_STATUS_SUCCESS"],
+    ],
+    "citations": [
+        ["web", WEB[0]["web"]["uri"], 0, B1],
+        ["web", WEB[1]["web"]["uri"], 0, B1],
+        ["web", WEB[1]["web"]["uri"], B2, B2 + len(CITED_2.encode())],
+    ],
+}
+GROUNDED_USAGE = GROUNDED_EXPECTED["usage"]
+
+
+def _grounded_meta(desc: str, layer: str = "wire-sse") -> dict[str, Any]:
+    m = meta(desc, GROUNDED_EXPECTED, layer=layer)
+    m["source_urls"].append(GROUND_DOCS)
+    return m
+
+
+write(
+    "grounded_search_stream",
+    sse(
+        [
+            chunk(
+                [{"text": "L’Espagne a gagné"}],
+                cand_extra={
+                    "groundingMetadata": {"webSearchQueries": GROUNDING["webSearchQueries"][:1]}
+                },
+            ),
+            chunk(
+                [{"text": " l’Euro 2024."}],
+                cand_extra={
+                    "groundingMetadata": {"webSearchQueries": GROUNDING["webSearchQueries"]}
+                },
+            ),
+            chunk([{"text": " Final: 2–1."}]),
+            chunk(
+                [{"text": "", "thoughtSignature": SIG_G}],
+                finish="STOP",
+                usage=GROUNDED_USAGE,
+                cand_extra={"groundingMetadata": GROUNDING, "urlContextMetadata": URL_META},
+            ),
+        ]
+    ),
+    _grounded_meta(
+        "A googleSearch + urlContext grounded answer: the queries stream early and are re-sent "
+        "whole with the chunks and supports on the finishReason chunk (the cumulative rule); "
+        "segment offsets are UTF-8 bytes of the joined text part (multi-byte characters before "
+        "and inside the cited text); the signature rides on a trailing empty part."
+    ),
+)
+write(
+    "grounded_search_body",
+    (
+        json.dumps(
+            chunk(
+                [{"text": ANSWER}, {"text": "", "thoughtSignature": SIG_G}],
+                finish="STOP",
+                usage=GROUNDED_USAGE,
+                cand_extra={"groundingMetadata": GROUNDING, "urlContextMetadata": URL_META},
+            ),
+            indent=2,
+            ensure_ascii=False,
+        )
+        + "\n"
+    ).encode(),
+    _grounded_meta(
+        "The same grounded answer as a non-streaming body (equal projection).", "json-body"
+    ),
+)
+
+STORE = "fileSearchStores/handbook-7"
+RETRIEVED = [
+    {
+        "retrievedContext": {
+            "title": "handbook.pdf",
+            "text": "Leave: 25 days a year.",
+            "fileSearchStore": STORE,
+        }
+    },
+    {
+        "retrievedContext": {
+            "uri": "https://intranet.example/faq",
+            "title": "faq.md",
+            "text": "Ask HR.",
+            "fileSearchStore": STORE,
+        }
+    },
+]
+write(
+    "file_search_and_code_v1beta",
+    sse(
+        [
+            chunk(
+                [{"executableCode": {"language": "PYTHON", "code": "print(25 - 3)", "id": "e-1"}}]
+            ),
+            chunk(
+                [{"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "22\n", "id": "e-1"}}],
+                cand_extra={"groundingMetadata": {"groundingChunks": RETRIEVED[:1]}},
+            ),
+            chunk([{"text": "You have 22 days left."}]),
+            chunk(
+                [{"text": " Ask HR for more."}],
+                finish="STOP",
+                usage=usage(14, 12),
+                cand_extra={
+                    "groundingMetadata": {
+                        "groundingChunks": RETRIEVED,
+                        "groundingSupports": [
+                            {
+                                "segment": {
+                                    "partIndex": 2,
+                                    "endIndex": 22,
+                                    "text": "You have 22 days left.",
+                                },
+                                "groundingChunkIndices": [0],
+                            },
+                            {
+                                "segment": {
+                                    "partIndex": 2,
+                                    "startIndex": 23,
+                                    "endIndex": 39,
+                                    "text": "Ask HR for more.",
+                                },
+                                "groundingChunkIndices": [1, 0],
+                            },
+                        ],
+                    }
+                },
+            ),
+        ]
+    ),
+    meta(
+        "fileSearch retrieved contexts, sent partly early and whole on the last chunk, with "
+        "code execution parts paired by id before the cited text (partIndex 2).",
+        {
+            "finish_reason": "STOP",
+            "calls": [],
+            "text": "You have 22 days left. Ask HR for more.",
+            "n_parts": 3,
+            "usage": usage(14, 12),
+            "hosted": [["codeExecution", "e-1", "OUTCOME_OK"], ["fileSearch", None, None]],
+            "citations": [
+                ["retrievedContext", None, 0, 22],
+                ["retrievedContext", "https://intranet.example/faq", 23, 39],
+                ["retrievedContext", None, 23, 39],
+            ],
+        },
+        rev="2026-07-21",
     ),
 )
 

@@ -47,18 +47,39 @@ def call_spec(draw: st.DrawFn) -> dict[str, Any]:
     return spec
 
 
-HOSTED = st.sampled_from(
-    [
-        {"raw": {"executableCode": {"language": "PYTHON", "code": "print(1)"}}},
-        {"raw": {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "1\n"}}},
-        {"raw": {"toolCall": {"id": "t1", "toolType": "GOOGLE_SEARCH_WEB", "args": {}}}},
-    ]
-)
+_CODE = {"raw": {"executableCode": {"language": "PYTHON", "code": "print(1)"}}}
+_RESULT = {"raw": {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "1\n"}}}
+_TOOL_CALL = {"toolCall": {"toolType": "GOOGLE_SEARCH_WEB", "args": {}}}
+_TOOL_RESPONSE = {"toolResponse": {"toolType": "GOOGLE_SEARCH_WEB", "response": {}}}
+
+
+@st.composite
+def hosted_specs(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Well-formed hosted parts: code then its result; a toolCall then
+    (optionally) its toolResponse, under an id of their own."""
+    if draw(st.booleans()):
+        return [_CODE, _RESULT]
+    tool_id = f"t{draw(st.integers(0, 10**9))}"
+    call = {"raw": {"toolCall": {"id": tool_id, **_TOOL_CALL["toolCall"]}}}
+    answer = {"raw": {"toolResponse": {"id": tool_id, **_TOOL_RESPONSE["toolResponse"]}}}
+    return [call, answer] if draw(st.booleans()) else [call]
 
 
 @st.composite
 def script(draw: st.DrawFn) -> dict[str, Any]:
-    parts = draw(st.lists(st.one_of(text_spec(), call_spec(), HOSTED), min_size=1, max_size=6))
+    drawn = draw(
+        st.lists(
+            st.one_of(
+                text_spec().map(lambda s: [s]), call_spec().map(lambda s: [s]), hosted_specs()
+            ),
+            min_size=1,
+            max_size=6,
+            unique_by=lambda specs: (
+                specs[0].get("raw", {}).get("toolCall", {}).get("id") or id(specs)
+            ),
+        )
+    )
+    parts = [spec for specs in drawn for spec in specs]
     with_ids = draw(st.booleans())
     n = 0
     for spec in parts:

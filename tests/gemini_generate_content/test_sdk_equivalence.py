@@ -58,6 +58,25 @@ def _normalised(turn: Turn) -> list[dict[str, Any]]:
     return out
 
 
+def _hosted(turn: Turn) -> tuple[list[Any], list[Any]]:
+    return (
+        [(c.tool, c.id, c.status) for c in turn.hosted_calls],
+        [(c.kind, c.source, c.start, c.end) for c in turn.citations],
+    )
+
+
+def _metadata(candidate: Any) -> dict[str, Any]:
+    """The grounding and URL context the SDK exposes on ``candidate``, as wire dicts."""
+    out = {}
+    for key, value in (
+        ("groundingMetadata", getattr(candidate, "grounding_metadata", None)),
+        ("urlContextMetadata", getattr(candidate, "url_context_metadata", None)),
+    ):
+        if value is not None:
+            out[key] = value.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return out
+
+
 @pytest.mark.parametrize("fixture", STREAMS, ids=[f.name for f in STREAMS])
 def test_sdk_stream_sees_the_calls_the_parser_releases(fixture: Fixture) -> None:
     if not CURRENT_SDK and fixture.name == "continuation_token":
@@ -89,6 +108,10 @@ def test_sdk_stream_sees_the_calls_the_parser_releases(fixture: Fixture) -> None
             assert same_signature(mine["thoughtSignature"], theirs["thoughtSignature"])
     assert via_sdk.usage == turn.usage
     assert via_sdk.finish_reason == turn.finish_reason
+    assert _hosted(via_sdk) == _hosted(turn)
+    last = chunks[-1].candidates[0] if chunks[-1].candidates else None
+    for key, sdk_value in _metadata(last).items():  # the last chunk re-sends it whole
+        assert turn.candidate[key] == sdk_value
 
 
 @pytest.mark.parametrize("fixture", BODIES, ids=[f.name for f in BODIES])
@@ -101,6 +124,10 @@ def test_sdk_unary_sees_the_calls_the_parser_releases(fixture: Fixture) -> None:
     turn = parse_response(fixture.data, baseline=fixture.contract_revision)
     sdk = [(fc.id, fc.name, fc.args) for fc in (response.function_calls or [])]
     assert sdk == [(c.provider_id, c.name, c.arguments) for c in turn.calls]
+    via_sdk = parse_response(response.model_dump(mode="json", by_alias=True, exclude_none=True))
+    assert _hosted(via_sdk) == _hosted(turn)
+    for key, sdk_value in _metadata(response.candidates[0]).items():
+        assert turn.candidate[key] == sdk_value
 
 
 def test_the_sdk_accepts_our_continuation_body_shape_and_sends_the_same_signature_bytes() -> None:

@@ -63,4 +63,8 @@ def summary(turn: Turn) -> dict[str, Any]:
         out["signatures"] = sigs
     if turn.continuation_token is not None:
         out["continuation_token"] = turn.continuation_token
+    if turn.hosted_calls:
+        out["hosted"] = [[c.tool, c.id, c.status] for c in turn.hosted_calls]
+    if turn.citations:
+        out["citations"] = [[c.kind, c.source, c.start, c.end] for c in turn.citations]
     return out

@@ -202,6 +202,8 @@ def _received_items(answer: httpx.Response) -> list[Any]:
                 data = json.loads(event.data)
             except ValueError:
                 continue  # a malformed frame
+            if not isinstance(data, dict):
+                continue  # a malformed frame that is valid JSON (a scripted "data": "0")
             if isinstance(data.get("response"), dict) and data["response"].get("output"):
                 items = list(data["response"]["output"])
             elif data.get("type") == "response.output_item.done":

@@ -33,6 +33,7 @@ from ._events import (
     SNAKE_ALIASES,
     TOP_KEYS,
 )
+from ._hosted import METADATA_KEYS, merge_metadata, project
 from ._turn import FunctionCall, Turn, check_block_reason, make_turn, release_calls
 
 __all__ = ["Handlers"]
@@ -54,6 +55,7 @@ class Handlers:
         "_current",
         "_finish_reason",
         "_limits",
+        "_metadata",
         "_reasons",
         "_response",
         "_response_id",
@@ -80,6 +82,7 @@ class Handlers:
         self._token: str | None = None
         self._current: dict[str, Any] | None = None
         self._chunks = 0
+        self._metadata: dict[str, dict[str, Any]] = {}  # grounding / URL context, merged
 
     # -- classification -------------------------------------------------------------
 
@@ -180,6 +183,10 @@ class Handlers:
         if not candidate.keys() <= self._candidate_keys:
             self._unknown_candidate_keys(candidate)
         self._candidate.update(candidate)
+        for key in METADATA_KEYS:
+            if key in candidate:  # the pinned streaming rule (_hosted), not last-wins
+                merged = merge_metadata(key, self._metadata.get(key), candidate[key])
+                self._candidate[key] = self._metadata[key] = merged
         token = candidate.get("continuationToken")
         if token is not None:
             if type(token) is not str:
@@ -256,11 +263,20 @@ class Handlers:
         """What was assembled so far, nothing released (best effort: ``None`` if even that
         cannot be sealed)."""
         try:
-            return self._turn((), self._assembly.snapshot())
+            return self._turn((), self._assembly.snapshot(), final=False)
         except (CallgateError, *STRAY_ERRORS):
             return None
 
-    def _turn(self, calls: tuple[FunctionCall, ...], parts: tuple[dict[str, Any], ...]) -> Turn:
+    def _turn(
+        self, calls: tuple[FunctionCall, ...], parts: tuple[dict[str, Any], ...], final: bool = True
+    ) -> Turn:
+        candidate = {k: v for k, v in self._candidate.items() if k not in _OWN_CANDIDATE}
+        try:
+            hosted, citations = project(parts, candidate, self._baseline, self._limits)
+        except CallgateError:
+            if final:
+                raise
+            hosted, citations = (), ()  # a partial turn's parts may not be there yet
         try:
             return make_turn(
                 parts=parts,
@@ -268,12 +284,14 @@ class Handlers:
                 finish_reason=self._finish_reason,
                 continuation_token=self._token,
                 usage=self._usage,
-                candidate={k: v for k, v in self._candidate.items() if k not in _OWN_CANDIDATE},
+                candidate=candidate,
                 response={k: v for k, v in self._response.items() if k not in _OWN_TOP},
                 candidate_index=self._select,
                 chunks=self._chunks,
                 origin=self.origin,
                 baseline=self._baseline,
+                hosted_calls=hosted,
+                citations=citations,
             )
         except UsageError as exc:  # a value the digest refuses came off the wire: hostile
             raise SchemaError(f"turn cannot be sealed: {exc.message}") from None

@@ -128,10 +128,13 @@ def render_events(
     finish_message: str | None = None,
     continuation_token: str | None = None,
     candidate_extra: Mapping[str, Any] | None = None,
+    first_extra: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """The chunk objects of one streamed turn. ``finish_reason=None`` leaves it off (a
     truncated stream); ``candidate_extra`` (e.g. ``groundingMetadata``) goes on the last
-    chunk's candidate. A chunk with no part carries no ``content``."""
+    chunk's candidate, ``first_extra`` on the first one's when the stream has several (an
+    early part of metadata the last chunk re-sends whole). A chunk with no part carries no
+    ``content``."""
     wire = wire_parts(parts)
     plan = _plan(len(wire), chunk_plan)
     chunks: list[dict[str, Any]] = []
@@ -142,6 +145,8 @@ def render_events(
         if count:
             candidate["content"] = {"parts": wire[start : start + count], "role": "model"}
         start += count
+        if number == 0 and not last:
+            candidate.update(first_extra or {})
         if last:
             if finish_reason is not None:
                 candidate["finishReason"] = finish_reason

@@ -117,8 +117,12 @@ class Turn:
         return self.finish_reason == CONTINUATION
 
 
+#: Derived from ``parts`` and ``candidate`` (which the digest covers), so not digested.
+_DERIVED = ("hosted_calls", "citations")
+
+
 def _snapshot(fields: dict[str, Any]) -> dict[str, Any]:
-    snap = dict(fields)
+    snap = {k: v for k, v in fields.items() if k not in _DERIVED}
     snap["parts"] = list(fields["parts"])
     snap["calls"] = [
         [c.call_id, c.name, c.arguments, c.provider_id, c.index] for c in fields["calls"]

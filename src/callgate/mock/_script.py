@@ -43,8 +43,9 @@ Turn shape::
                  "pacing": {"first_byte_ms", "event_delay_ms", "flush"}}}  # mock._faults_spec
 
 A provider may add respond keys of its own (generateContent: ``"chunk_plan": [n, ...]``,
-the parts each chunk carries); its ``check_respond`` refuses, at load, a turn its wire
-cannot carry.
+the parts each chunk carries, and ``"hosted"``, scripted hosted-tool results and citations:
+``docs/hosted-tools.md``); its ``check_respond`` refuses, at load, a turn its wire cannot
+carry.
 
 ``"validation": {"<check>": false}`` at the top level switches off a provider-native
 request check by name (see callgate.mock._validate).

@@ -41,6 +41,9 @@ Gemini generateContent (the replayed ``contents``; stateless)
                                         Content, one ``functionResponse`` each
     ``gemini_gc_signature_present``     a call emitted with a ``thoughtSignature`` keeps it
     ``gemini_gc_signature_unaltered``   a replayed signature has the bytes emitted there
+    ``gemini_gc_hosted_tools``          the hosted tool objects (``googleSearch``,
+                                        ``fileSearch``, ``codeExecution``, ``urlContext``)
+                                        are well formed; unpinned options are refused
 
 Each provider's checks live in its ``_providers`` module (the previous-id checks first,
 then the history checks, in the order listed); this module only holds the switches.

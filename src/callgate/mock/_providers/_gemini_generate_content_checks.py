@@ -17,6 +17,9 @@ what this session's mock emitted. In order:
 ``gemini_gc_signature_unaltered``
     every replayed ``thoughtSignature`` carries the bytes the mock emitted on that part
     (compared decoded: the SDK re-encodes them URL-safe)
+``gemini_gc_hosted_tools``
+    the request's ``googleSearch`` / ``fileSearch`` / ``codeExecution`` / ``urlContext``
+    tool objects are well formed (:mod:`._gemini_generate_content_tools`); it runs first
 
 The messages of the first three are the Developer API's as clients have reported them
 (status 400 ``INVALID_ARGUMENT``); "Corrupted thought signature." likewise. Where the real
@@ -32,6 +35,7 @@ from typing import Any
 from ...gemini_generate_content import same_signature
 from .._http import Reply
 from .._store_state import SessionStore
+from ._gemini_generate_content_tools import check_tools
 
 __all__ = ["CHECKS", "check"]
 
@@ -41,6 +45,7 @@ CHECKS = (
     "gemini_gc_results_in_one_content",
     "gemini_gc_signature_present",
     "gemini_gc_signature_unaltered",
+    "gemini_gc_hosted_tools",
 )
 _FOLLOW = "Please ensure that function response turn comes immediately after a function call turn."
 _COUNT = (
@@ -210,6 +215,10 @@ def _signature_problem(
 
 def check(store: SessionStore, body: dict[str, Any], on: Collection[str]) -> Reply | None:
     """The first problem the enabled checks find, as Google's 400; ``None`` if none."""
+    if "gemini_gc_hosted_tools" in on:
+        refused = check_tools(body)
+        if refused is not None:
+            return refused
     contents = body.get("contents")
     if not isinstance(contents, list):
         return None

@@ -16,7 +16,9 @@ trailing empty text part when there is no call: where Gemini 3 puts it), ``statu
 ``finishReason``, default ``STOP``; ``CONTINUATION`` adds a ``continuationToken``),
 ``usage`` and ``chunk_plan``: how many parts each chunk carries (parallel calls in one chunk
 or several; it must add up to the turn's parts). Default: one part per chunk, the finish
-reason and usage on the last one.
+reason and usage on the last one. ``hosted``: scripted results of the server's own tools
+(search, file search, code execution, URL context) and the citations of ``text``; see
+:mod:`._gemini_generate_content_hosted`.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from .._http import Reply
 from .._render_turn import arguments, usage
 from .._requests import FunctionResult, RequestView, last_text, list_of
 from . import Endpoint, Event, Ids, Provider, RenderedTurn
+from . import _gemini_generate_content_hosted as hosted
+from . import _gemini_generate_content_tools as hosted_tools
 from ._gemini_generate_content_checks import CHECKS, check
 from .gemini_interactions import auth, error_body, http_error
 
@@ -143,12 +147,16 @@ def view(body: Mapping[str, Any]) -> RequestView:
 
 
 def _declared(tools: Any) -> tuple[str, ...]:
-    names = []
+    """The declared function names, then the hosted tools (``googleSearch``, ...) the
+    request turns on, so ``expect.tools`` can name either."""
+    names, hosted = [], []
     for tool in list_of(tools):
         for decl in list_of(_part(tool, "functionDeclarations", "function_declarations")):
             if isinstance(decl, dict) and isinstance(decl.get("name"), str):
                 names.append(decl["name"])
-    return tuple(names)
+        if isinstance(tool, dict):  # an empty object ({"googleSearch": {}}) turns it on
+            hosted += [k for k in hosted_tools.HOSTED if {k, hosted_tools.snake(k)} & tool.keys()]
+    return tuple(names + [key for key in hosted_tools.HOSTED if key in hosted])
 
 
 # -- rendering --------------------------------------------------------------------------------
@@ -163,8 +171,9 @@ def _parts(turn: ScriptTurn, ids: Ids) -> tuple[list[dict[str, Any]], list[tuple
     if reasoning.get("summary"):
         summary = reasoning["summary"]
         parts.append({"text": summary, "deltas": split(summary) or [summary], "thought": True})
-    if respond.get("text"):
-        text = respond["text"]
+    parts += hosted.code_parts(respond)
+    text = hosted.answer_text(respond)  # cited text: its markers removed
+    if text:
         parts.append({"text": text, "deltas": split(text) or [text]})
     calls: list[tuple[str, str]] = []
     for n, spec in enumerate(respond.get("calls", [])):
@@ -192,6 +201,12 @@ def render(
     finish = respond.get("status", "STOP")
     counts = usage(respond.get("usage"), "promptTokenCount", "candidatesTokenCount")
     counts["totalTokenCount"] = counts["promptTokenCount"] + counts["candidatesTokenCount"]
+    tool_tokens = hosted.tool_tokens(respond)
+    if tool_tokens is not None:  # hosted tool results are metered as prompt tokens
+        counts["toolUsePromptTokenCount"] = tool_tokens
+        counts["totalTokenCount"] += tool_tokens
+    texts = [n for n, p in enumerate(parts) if "text" in p and not p.get("thought")]
+    found = hosted.metadata(respond, texts[0] if texts else 0)
     token = None
     if finish == "CONTINUATION":
         token = base64.b64encode(ids("", "continuation", size=24).encode()).decode()
@@ -203,11 +218,15 @@ def render(
         "model_version": model,
     }
     if not stream:
-        extra = {} if token is None else {"continuationToken": token}
+        extra = found if token is None else {**found, "continuationToken": token}
         body = _render.render_body(**common, candidate_extra=extra)
         return RenderedTurn(response_id, tuple(calls), [], body)
     events = _render.render_events(
-        **common, chunk_plan=respond.get("chunk_plan"), continuation_token=token
+        **common,
+        chunk_plan=respond.get("chunk_plan"),
+        continuation_token=token,
+        candidate_extra=found,
+        first_extra=hosted.first_chunk(respond),
     )
     return RenderedTurn(response_id, tuple(calls), events, None)
 
@@ -219,6 +238,9 @@ def _dummy_ids(prefix: str, kind: str, n: int = 0, size: int = 24) -> str:
 def check_respond(respond: Mapping[str, Any]) -> str | None:
     """Why a ``respond`` block the engine accepted cannot be sent on this wire, or ``None``:
     the turn is rendered once, both ways, when the script is loaded (never a 500 later)."""
+    problem = hosted.check(respond)
+    if problem is not None:
+        return problem
     plan = respond.get("chunk_plan")
     if plan is not None and (
         not isinstance(plan, list) or not all(type(n) is int and n >= 0 for n in plan)
@@ -303,6 +325,6 @@ PROVIDER = Provider(
     checks=CHECKS,
     check=check,
     request_body=request_body,
-    respond_keys=frozenset({"chunk_plan"}),
+    respond_keys=frozenset({"chunk_plan", "hosted"}),
     check_respond=check_respond,
 )
