@@ -89,6 +89,9 @@ def test_a_mismatch_names_the_problem_in_googles_shape() -> None:
         ({"text": "x", "chunk_plan": "all"}, "ints >= 0"),
         ({"calls": [{"name": ""}]}, "non-empty str 'name'"),
         ({"status": "DONE"}, "respond.status is one of"),
+        # args travel whole, as an object: cut JSON would be sent as {} (silently lost)
+        ({"calls": [{"name": "f", "raw": '{"city": "Par'}]}, "no JSON object cannot be carried"),
+        ({"calls": [{"name": "f", "raw": "[1, 2]"}]}, "no JSON object cannot be carried"),
     ],
 )
 def test_scripts_the_wire_cannot_carry_are_refused_at_load(
@@ -96,6 +99,18 @@ def test_scripts_the_wire_cannot_carry_are_refused_at_load(
 ) -> None:
     with pytest.raises(ScriptError, match=words):
         ScriptBuilder().turn("gemini_generate_content", **respond).build()
+
+
+def test_raw_object_text_is_sent_as_written() -> None:
+    script = ScriptBuilder().turn(
+        "gemini_generate_content", calls=[{"name": "f", "raw": '{"b": 1, "a": 2}'}]
+    )
+    with MockServer(script.build()) as server:
+        url = f"{server.gemini_base_url}/v1/models/m:generateContent"
+        body = {"contents": [{"role": "user", "parts": [{"text": "go"}]}]}
+        answer = httpx.post(url, json=body, headers={"x-goog-api-key": "k"}).json()
+    (part,) = answer["candidates"][0]["content"]["parts"]
+    assert part["functionCall"]["args"] == {"b": 1, "a": 2}
 
 
 def test_chunk_plan_belongs_to_generate_content_only() -> None:

@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.routing import Route
 
-from ..._errors import UsageError
+from ..._errors import CallgateError, UsageError
+from ..._json import loads_strict
 from ...gemini_generate_content import _render
 from .._http import Reply
 from .._render_turn import arguments, usage
@@ -235,12 +236,26 @@ def _dummy_ids(prefix: str, kind: str, n: int = 0, size: int = 24) -> str:
     return prefix + "0" * size
 
 
+def _object_text(raw: Any) -> bool:
+    try:
+        return isinstance(raw, str) and isinstance(loads_strict(raw), dict)
+    except CallgateError:
+        return False
+
+
 def check_respond(respond: Mapping[str, Any]) -> str | None:
     """Why a ``respond`` block the engine accepted cannot be sent on this wire, or ``None``:
     the turn is rendered once, both ways, when the script is loaded (never a 500 later)."""
     problem = hosted.check(respond)
     if problem is not None:
         return problem
+    for n, spec in enumerate(respond.get("calls") or ()):
+        if isinstance(spec, Mapping) and "raw" in spec and not _object_text(spec["raw"]):
+            return (
+                f"calls[{n}].raw: generateContent sends a call's args whole, as a JSON "
+                "object; raw text that is no JSON object cannot be carried (script a "
+                "MAX_TOKENS status or a stream fault instead)"
+            )
     plan = respond.get("chunk_plan")
     if plan is not None and (
         not isinstance(plan, list) or not all(type(n) is int and n >= 0 for n in plan)
