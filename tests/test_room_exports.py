@@ -66,13 +66,13 @@ def test_every_room_has_the_same_file_set(protocol: str) -> None:
         "_turn.py",
         "_body.py",
         "_continuation.py",
+        "_hosted.py",
         "_render.py",
     }
     assert required <= files, sorted(required - files)
-    # Only the declared roles, plus the optional ones where they exist: _hosted.py (the
-    # hosted-tool projection) and _threads.py (a server-held conversation mode beside the
-    # stateful id, e.g. Anthropic's message threads).
-    optional = {"_hosted.py", "_threads.py"}
+    # Only the declared roles, plus _threads.py where a protocol has a server-held
+    # conversation mode beside its stateful id (Anthropic's message threads).
+    optional = {"_threads.py"}
     assert files <= required | optional, sorted(files - required - optional)
 
 
