@@ -48,7 +48,7 @@ def test_every_schema_problem_is_listed_with_its_location(
             {
                 "protocol": "openai_responses",
                 "expect": {"modle": "m"},
-                "respond": {"text": 5, "calls": [{}], "fault": {"type": "disconnect"}},
+                "respond": {"text": 5, "calls": [{}], "fault": {"type": "disconnect", "after": -1}},
             }
         ]
     }
@@ -57,10 +57,11 @@ def test_every_schema_problem_is_listed_with_its_location(
     assert code == 1
     t = f"{bad}:/turns/0"
     assert lines == [
-        f"{t}/expect: unknown key(s) modle (known: function_results, instructions, model, "
-        "previous_id, stream, system, text_contains, tools)",
+        f"{t}/expect: unknown key(s) modle (known: function_results, has_tool_results, "
+        "instructions, jsonpath, last_user_text, last_user_text_contains, last_user_text_regex, "
+        "model, previous_id, stream, system, text_contains, tool_results, tools)",
         f"{t}/respond/calls/0/name: name is missing (expected str)",
-        f"{t}/respond/fault/after: after is missing (expected int)",
+        f"{t}/respond/fault/after: after must be at least 0",
         f"{t}/respond/text: expected str, got int",
     ]
     assert err == "1 of 1 script(s) invalid\n"

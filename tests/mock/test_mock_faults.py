@@ -94,7 +94,7 @@ def _events(body: bytes) -> list[Any]:
             {"fault": {"type": "http_error", "status": 429, "times": 0}},
             "/fault/times",
         ),
-        ("openai_responses", {"fault": {"type": "disconnect"}}, "/fault/after"),
+        ("openai_responses", {"fault": {"type": "disconnect"}}, "/fault"),
         ("openai_responses", {"fault": {"type": "disconnect", "after": -1}}, "/fault/after"),
         ("openai_responses", {"fault": {"type": "disconnect", "after": 2, "times": 2}}, "/fault"),
         (

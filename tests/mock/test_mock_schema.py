@@ -19,10 +19,12 @@ from callgate.mock import (
     Script,
     ScriptError,
     _faults_spec,
+    _fixtures,
     _schema,
     _script,
     load_script,
 )
+from callgate.mock._fixtures import MATCH_KEYS
 from callgate.mock._providers import provider
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,6 +96,49 @@ BAD: list[tuple[str, Any, str, str]] = [
     ("turns_an_object", {"turns": {}}, "/turns", "non-empty list of turns"),
     ("no_conversation", {"conversations": {}}, "/conversations", "at least one conversation"),
     ("turn_not_object", {"turns": [3]}, T, "expected an object"),
+    # order-free fixtures and their match keys
+    (
+        "fixture_typo",
+        {"fixtures": [{"respond": {"text": "x"}, "mtach": {}}]},
+        "/fixtures/0",
+        "unknown key(s) mtach",
+    ),
+    (
+        "fixture_bad_protocol",
+        {"fixtures": [{"protocol": "chat", "respond": {}}]},
+        "/fixtures/0/protocol",
+        "one of openai_responses",
+    ),
+    (
+        "fallback_typo",
+        {"fallback": {"respond": {"text": "x"}, "times": 2}},
+        "/fallback",
+        "unknown key(s) times",
+    ),
+    (
+        "match_typo",
+        {"fixtures": [{"respond": {"text": "x"}, "match": {"last_text": "a"}}]},
+        "/fixtures/0/match",
+        "last_text",
+    ),
+    (
+        "has_results_not_bool",
+        _turn(expect={"has_tool_results": 1}),
+        f"{T}/expect/has_tool_results",
+        "expected bool",
+    ),
+    (
+        "jsonpath_key_typo",
+        _turn(expect={"jsonpath": {"path": "$.a", "exist": True}}),
+        f"{T}/expect/jsonpath",
+        "unknown key(s) exist",
+    ),
+    (
+        "result_call_and_name",
+        _turn(expect={"function_results": [{"name": "f", "call": 0}]}),
+        f"{T}/expect/function_results/0",
+        "exactly one of 'call_id', 'name' or 'call'",
+    ),
     ("unknown_turn_key", _turn(reply={}), T, "unknown key(s) reply"),
     ("no_protocol", {"turns": [{}]}, f"{T}/protocol", "one of openai_responses"),
     ("bad_protocol", _turn("chat"), f"{T}/protocol", "protocol must be one of"),
@@ -106,13 +151,13 @@ BAD: list[tuple[str, Any, str, str]] = [
         "result_without_name",
         _turn(expect={"function_results": [{"output": "x"}]}),
         f"{T}/expect/function_results/0",
-        "exactly one of 'call_id' or 'name'",
+        "exactly one of 'call_id', 'name' or 'call'",
     ),
     (
         "result_with_both_names",
         _turn(expect={"function_results": [{"name": "f", "call_id": "c"}]}),
         f"{T}/expect/function_results/0",
-        "exactly one of 'call_id' or 'name'",
+        "exactly one of 'call_id', 'name' or 'call'",
     ),
     (
         "result_is_error_not_bool",
@@ -273,9 +318,9 @@ def test_bad_scripts_are_refused_by_schema_and_loader_alike(
 
 
 def test_a_missing_key_is_located_where_it_belongs() -> None:
-    doc = _respond(fault={"type": "disconnect"})
+    doc = _respond(calls=[{"arguments": {}}])
     assert [(p.location, p.message) for p in _schema.problems(doc)] == [
-        (f"{T}/respond/fault/after", "after is missing (expected int)")
+        (f"{T}/respond/calls/0/name", "name is missing (expected str)")
     ]
 
 
@@ -330,7 +375,11 @@ def _props(name: str) -> set[str]:
 
 def test_the_schema_names_the_keys_the_loader_accepts() -> None:
     assert set(SCHEMA["properties"]) == {"$schema", "seed", "baseline", "validation", "turns",
-                                         "conversations"}  # fmt: skip
+                                         "conversations", "fixtures", "fallback"}  # fmt: skip
+    assert _props("fixture") == _fixtures._FIXTURE_KEYS
+    assert _props("fallback") == _fixtures._FALLBACK_KEYS
+    assert _props("expect") >= MATCH_KEYS
+    assert _props("jsonpath_predicate") == {"path", *_fixtures._PREDICATE_TESTS}
     assert _props("turn") == {"protocol", "expect", "respond"}
     assert _props("expect") == _script._EXPECT_KEYS
     assert _props("function_result") == _script._RESULT_KEYS

@@ -322,7 +322,9 @@ def problems(document: Any, schema: Mapping[str, Any] | None = None) -> list[Sch
     check = validator() if schema is None else _Validator(schema)
     found: list[SchemaProblem] = []
     check.collect(document, check.root, "", found)
-    return found
+    # One problem once, even when two parts of the schema (a property and a branch that
+    # narrows it) both catch it.
+    return list(dict.fromkeys(found))
 
 
 def check_document(document: Any, path: str | None, error: Callable[..., Exception]) -> Any:
