@@ -54,7 +54,9 @@ def _repo_scripts() -> list[tuple[str, Any]]:
 
 def _is_script(doc: Any) -> bool:
     """A JSON document that means to be a script (package.json and the like are not)."""
-    return isinstance(doc, dict) and bool({"turns", "conversations", "fixtures", "fallback"} & set(doc))
+    return isinstance(doc, dict) and bool(
+        {"turns", "conversations", "fixtures", "fallback"} & set(doc)
+    )
 
 
 REPO_SCRIPTS = _repo_scripts()
