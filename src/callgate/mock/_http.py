@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from ._journal import JournalEntry
+from ._journal import JournalEntry, redacted_raw
 
 if TYPE_CHECKING:
     from ._state import MockState, Session
@@ -140,7 +140,7 @@ def begin_entry(
     # Read the raw ASGI scope: building Starlette's URL object twice per request showed up
     # as the largest single cost of the journal.
     scope = request.scope
-    headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+    headers = redacted_raw(scope["headers"])  # the test id and conversation are no secrets
     return state.journal.begin(
         test_id=test_id
         if test_id is not None
@@ -152,6 +152,7 @@ def begin_entry(
         query=scope["query_string"].decode("latin-1"),
         headers=headers,
         body=None,
+        redacted=True,
     )
 
 

@@ -34,6 +34,18 @@ def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
     return {k: (REDACTED if k.lower() in _SECRET_HEADERS else v) for k, v in headers.items()}
 
 
+_SECRET_RAW = frozenset(name.encode("latin-1") for name in _SECRET_HEADERS)
+
+
+def redacted_raw(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
+    """ASGI header pairs decoded and redacted in one pass (what
+    ``redact_headers({k.decode("latin-1"): v.decode("latin-1") ...})`` returns)."""
+    return {
+        k.decode("latin-1"): (REDACTED if k.lower() in _SECRET_RAW else v.decode("latin-1"))
+        for k, v in raw
+    }
+
+
 @dataclasses.dataclass(slots=True)
 class JournalEntry:
     """One request and its answer. ``outcome`` says how the mock handled it:
@@ -127,7 +139,10 @@ class Journal:
         query: str,
         headers: Mapping[str, str],
         body: Any,
+        redacted: bool = False,
     ) -> JournalEntry:
+        """Open an entry; ``redacted``: ``headers`` is a fresh dict already redacted (as
+        :func:`redact_headers` returns), kept as it is."""
         entry = JournalEntry(
             seq=-1,
             test_id=test_id,
@@ -136,7 +151,7 @@ class Journal:
             method=method,
             path=path,
             query=_redact_query(query),
-            headers=redact_headers(headers),
+            headers=headers if redacted else redact_headers(headers),  # type: ignore[arg-type]
             body=body,
             started=time.time(),
         )

@@ -83,13 +83,19 @@ def mismatches(
         if key in expect and view.instructions != expect[key]:
             problems.append(f"{key} is {view.instructions!r}, expected {expect[key]!r}")
     problems.extend(_last_text_problems(expect, view.last_user_text))
-    pool = _answering(view, previous_calls)
-    problems.extend(_presence_problems(expect, view, pool, dict(previous_calls)))
-    for spec in _predicates(expect.get("jsonpath", ())):
-        problem = _predicate_problem(spec, body if body is not None else {})
-        if problem is not None:
-            problems.append(problem)
-    problems.extend(_result_problems(expect.get("function_results", ()), view, previous_calls))
+    # Each check below finds nothing when its keys are absent (and, for the results, when
+    # none was sent either): skip it then, the common request pays for none of them.
+    if "has_tool_results" in expect or "tool_results" in expect:
+        pool = _answering(view, previous_calls)
+        problems.extend(_presence_problems(expect, view, pool, dict(previous_calls)))
+    if "jsonpath" in expect:
+        for spec in _predicates(expect["jsonpath"]):
+            problem = _predicate_problem(spec, body if body is not None else {})
+            if problem is not None:
+                problems.append(problem)
+    wanted = expect.get("function_results", ())
+    if wanted or view.results:
+        problems.extend(_result_problems(wanted, view, previous_calls))
     return problems
 
 
