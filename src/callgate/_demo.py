@@ -20,6 +20,7 @@ from . import _demo_ggc, _demo_hosted_anthropic, _demo_hosted_gemini, _demo_host
 from . import anthropic_messages as am
 from . import gemini_interactions as gi
 from . import openai_responses as oai
+from ._demo_wire import stream_turn
 from ._errors import CallgateError
 from ._results import ToolResult
 from .mock import MockServer, Script, ScriptBuilder, call
@@ -165,13 +166,7 @@ def _stream(
     client: httpx.Client, url: str, body: dict[str, Any], protocol: str, conv: str, parser: Any
 ) -> Any:
     headers = {**HEADERS[protocol], "x-callgate-conversation": conv}
-    with client.stream("POST", url, json={**body, "stream": True}, headers=headers) as resp:
-        if resp.status_code != 200:
-            resp.read()
-            raise RuntimeError(f"HTTP {resp.status_code}: {resp.text}")
-        for chunk in resp.iter_raw():
-            parser.feed_bytes(chunk)
-    return parser.finish()
+    return stream_turn(client, url, {**body, "stream": True}, headers, parser)
 
 
 def _released(report: _Report, turn: Any) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 
 from . import gemini_generate_content as ggc
+from ._demo_wire import stream_turn
 from ._errors import CallgateError
 from ._results import ToolResult
 from .mock import MockServer, ScriptBuilder, call
@@ -41,14 +42,8 @@ def add_turns(b: ScriptBuilder) -> None:
 def _post(client: httpx.Client, srv: MockServer, conv: str, body: dict[str, Any]) -> ggc.Turn:
     url = f"{srv.gemini_base_url}/v1/models/{MODEL}:streamGenerateContent?alt=sse"
     headers = {"x-goog-api-key": "demo", "x-callgate-conversation": conv}
-    with client.stream("POST", url, json=body, headers=headers) as resp:
-        if resp.status_code != 200:
-            resp.read()
-            raise RuntimeError(f"HTTP {resp.status_code}: {resp.text}")
-        parser = ggc.Parser()
-        for chunk in resp.iter_raw():
-            parser.feed_bytes(chunk)
-    return parser.finish()
+    turn: ggc.Turn = stream_turn(client, url, body, headers, ggc.Parser())
+    return turn
 
 
 def loop(

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 import httpx
 
 from . import anthropic_messages as am
+from ._demo_wire import stream_turn
 from ._results import ToolResult
 from .mock import MockServer, ScriptBuilder, call
 
@@ -53,14 +54,8 @@ def _post(client: httpx.Client, srv: MockServer, body: dict[str, Any]) -> am.Tur
     headers = {"x-api-key": "demo", "anthropic-version": "2023-06-01",
                "x-callgate-conversation": "hosted"}  # fmt: skip
     url = f"{srv.anthropic_base_url}/v1/messages"
-    with client.stream("POST", url, json={**body, "stream": True}, headers=headers) as resp:
-        if resp.status_code != 200:
-            resp.read()
-            raise RuntimeError(f"HTTP {resp.status_code}: {resp.text}")
-        parser = am.Parser()
-        for chunk in resp.iter_raw():
-            parser.feed_bytes(chunk)
-    return parser.finish()
+    turn: am.Turn = stream_turn(client, url, {**body, "stream": True}, headers, am.Parser())
+    return turn
 
 
 def _describe(turn: am.Turn, say: Any) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 
 from . import gemini_generate_content as ggc
+from ._demo_wire import stream_turn
 from .mock import MockServer, ScriptBuilder
 
 __all__ = ["scenario"]
@@ -49,14 +50,8 @@ def _server() -> MockServer:
 def _post(client: httpx.Client, srv: MockServer) -> ggc.Turn:
     url = f"{srv.gemini_base_url}/v1/models/{MODEL}:streamGenerateContent?alt=sse"
     body = {"contents": [{"role": "user", "parts": [{"text": QUESTION}]}], "tools": TOOLS}
-    parser = ggc.Parser()
-    with client.stream("POST", url, json=body, headers={"x-goog-api-key": "demo"}) as resp:
-        if resp.status_code != 200:
-            resp.read()
-            raise RuntimeError(f"HTTP {resp.status_code}: {resp.text}")
-        for chunk in resp.iter_raw():
-            parser.feed_bytes(chunk)
-    return parser.finish()
+    turn: ggc.Turn = stream_turn(client, url, body, {"x-goog-api-key": "demo"}, ggc.Parser())
+    return turn
 
 
 def _show(turn: ggc.Turn, say: Any) -> bool:

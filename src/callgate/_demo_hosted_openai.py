@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 
 from . import openai_responses as oai
+from ._demo_wire import stream_turn
 from ._results import ToolResult
 from .mock import MockServer, ScriptBuilder, call
 
@@ -62,14 +63,9 @@ def _script() -> ScriptBuilder:
 def _stream(client: httpx.Client, srv: MockServer, body: dict[str, Any]) -> oai.Turn:
     url = f"{srv.openai_base_url}/responses"
     headers = {"authorization": "Bearer demo"}
-    with client.stream("POST", url, json=body, headers=headers) as resp:
-        if resp.status_code != 200:
-            resp.read()
-            raise RuntimeError(f"HTTP {resp.status_code}: {resp.text}")
-        parser = oai.Parser(request=body)  # hosted items must come from declared tools
-        for chunk in resp.iter_raw():
-            parser.feed_bytes(chunk)
-    return parser.finish()
+    parser = oai.Parser(request=body)  # hosted items must come from declared tools
+    turn: oai.Turn = stream_turn(client, url, body, headers, parser)
+    return turn
 
 
 def _show(turn: oai.Turn, say: Any) -> None:
