@@ -137,15 +137,9 @@ def make_turn(**fields: Any) -> Turn:
     return Turn(digest=digest, **fields)
 
 
-# The digest itself, and the hosted projection (derived from the parts the digest covers).
-_UNSEALED = frozenset({"digest", "hosted_calls", "citations"})
-
-
 def turn_digest(turn: Turn) -> str:
     """Recompute the digest of ``turn``'s current content (UsageError if not JSON)."""
-    fields = {
-        f.name: getattr(turn, f.name) for f in dataclasses.fields(Turn) if f.name not in _UNSEALED
-    }
+    fields = {f.name: getattr(turn, f.name) for f in dataclasses.fields(Turn) if f.name != "digest"}
     return canonical_digest(_snapshot(fields))
 
 
