@@ -21,7 +21,7 @@ from starlette.routing import Route
 
 from ..._errors import CallgateError
 from ...anthropic_messages import Parser, Turn, _render
-from .._faults_stream import cut
+from .._faults_stream import cut_deltas
 from .._http import Reply, bearer
 from .._render_turn import arguments, usage
 from .._requests import FunctionResult, RequestView, last_text, list_of, texts, tool_names
@@ -210,26 +210,14 @@ def truncate(events: list[Event], fault: Mapping[str, Any]) -> list[Event]:
         if e["type"] == "content_block_start" and e["content_block"]["type"] == "tool_use"
     ]
     index = starts[fault.get("call", 0)]["index"]
-    pieces = [
-        e["delta"]["partial_json"]
-        for e in events
-        if e["type"] == "content_block_delta"
-        and e["index"] == index
-        and e["delta"]["type"] == "input_json_delta"
-    ]
-    keep = fault.get("keep", len("".join(pieces)) // 2)
-    whole, partial = cut(pieces, keep)
-    out: list[Event] = []
-    seen = 0
-    for event in events:
-        if event["type"] == "content_block_delta" and event["index"] == index:
-            if seen == whole:
-                if partial:
-                    delta = {"type": "input_json_delta", "partial_json": partial}
-                    out.append({**event, "delta": delta})
-                break
-            seen += 1
-        out.append(event)
+    out = cut_deltas(
+        events,
+        lambda e: e["type"] == "content_block_delta" and e["index"] == index
+        and e["delta"]["type"] == "input_json_delta",
+        lambda e: str(e["delta"]["partial_json"]),
+        lambda e, text: {**e, "delta": {"type": "input_json_delta", "partial_json": text}},
+        fault.get("keep"),
+    )  # fmt: skip
     counts: dict[str, Any] = next((e["usage"] for e in events if e["type"] == "message_delta"), {})
     out.append({"type": "content_block_stop", "index": index})
     out.append(

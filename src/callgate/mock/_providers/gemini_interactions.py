@@ -34,7 +34,7 @@ from starlette.routing import Route
 
 from ...gemini_interactions import _render
 from .. import _store
-from .._faults_stream import cut
+from .._faults_stream import cut_deltas
 from .._http import Reply, begin_entry, reply_response, session_of, sse_response
 from .._render_turn import arguments, usage
 from .._requests import FunctionResult, RequestView, last_text, list_of, texts, tool_names
@@ -260,26 +260,14 @@ def truncate(events: list[Event], fault: Mapping[str, Any]) -> list[Event]:
         if e["event_type"] == "step.start" and e["step"]["type"] == "function_call"
     ]
     index = starts[fault.get("call", 0)]["index"]
-    pieces = [
-        e["delta"]["arguments"]
-        for e in events
-        if e["event_type"] == "step.delta"
-        and e["index"] == index
-        and e["delta"]["type"] == "arguments_delta"
-    ]
-    keep = fault.get("keep", len("".join(pieces)) // 2)
-    whole, partial = cut(pieces, keep)
-    out: list[Event] = []
-    seen = 0
-    for event in events:
-        if event["event_type"] == "step.delta" and event["index"] == index:
-            if seen == whole:
-                if partial:
-                    delta = {"type": "arguments_delta", "arguments": partial}
-                    out.append({**event, "delta": delta})
-                break
-            seen += 1
-        out.append(event)
+    out = cut_deltas(
+        events,
+        lambda e: e["event_type"] == "step.delta" and e["index"] == index
+        and e["delta"]["type"] == "arguments_delta",
+        lambda e: str(e["delta"]["arguments"]),
+        lambda e, text: {**e, "delta": {"type": "arguments_delta", "arguments": text}},
+        fault.get("keep"),
+    )  # fmt: skip
     final = copy.deepcopy(events[-1])
     final["interaction"]["status"] = "incomplete"
     out.append({"event_type": "step.stop", "index": index})
