@@ -30,16 +30,13 @@ _LOST = frozenset({"thread_not_found", "thread_already_continued", "thread_conti
 BETA_HEADER = "anthropic-beta"
 
 
-def beta() -> str:
-    return str(room("anthropic_messages").THREADS_BETA)
-
-
 def with_threads_beta(headers: Mapping[str, str]) -> dict[str, str]:
     """``headers`` with the threads beta added to any ``anthropic-beta`` the caller set."""
     out = {k: v for k, v in headers.items() if k.lower() != BETA_HEADER}
     given = [v for k, v in headers.items() if k.lower() == BETA_HEADER]
     betas = [b.strip() for v in given for b in v.split(",") if b.strip()]
-    out[BETA_HEADER] = ",".join([*betas, beta()] if beta() not in betas else betas)
+    wanted = str(room("anthropic_messages").THREADS_BETA)
+    out[BETA_HEADER] = ",".join(betas if wanted in betas else [*betas, wanted])
     return out
 
 
