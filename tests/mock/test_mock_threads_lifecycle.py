@@ -148,6 +148,9 @@ def test_retention_counts_from_the_threads_last_use(server: MockServer) -> None:
     first = create(client)
     second = continue_(client, first)
     _records(server)[first.id].served_at -= 2 * threads.THREAD_TTL_SECONDS  # old create
+    with pytest.raises(anthropic.BadRequestError) as caught:
+        continue_(client, first)  # an old message of a live thread: continued, not expired
+    assert _code(caught.value) == "thread_already_continued"
     third = continue_(client, second)  # the thread was used a moment ago: still held
     assert [b.text for b in third.content if b.type == "text"] == ["Done."]
 
