@@ -166,7 +166,7 @@ def _runtime_stream(
     return None
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(slots=True)
 class StreamPlan:
     """What a streamed turn sends: its frames, how they are paced, whether it then hangs."""
 
@@ -188,9 +188,11 @@ def stream_plan(state: MockState, session: Session, served: Served) -> StreamPla
     replaces the turn's own fault (pacing) and is used up by this call."""
     turn, rendered = served.turn, served.rendered
     fault = turn.respond.get("fault")
+    pacing = turn.respond.get("pacing")
+    if fault is None and pacing is None and not session.faults:
+        return StreamPlan(rendered.frames, rendered.sse)  # nothing to cut, pace or hold
     if fault is not None and fault["type"] not in STREAM_FAULTS:
         fault = None
-    pacing = turn.respond.get("pacing")
     runtime = _runtime_stream(state, session, turn, rendered.events)
     if runtime is not None:
         fault = runtime[0] or fault

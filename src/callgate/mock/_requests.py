@@ -13,7 +13,7 @@ from typing import Any
 __all__ = ["FunctionResult", "RequestView", "last_text", "list_of", "texts", "tool_names"]
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(slots=True)
 class FunctionResult:
     call_id: str | None
     name: str | None
@@ -21,7 +21,7 @@ class FunctionResult:
     is_error: bool
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(slots=True)
 class RequestView:
     model: Any
     stream: bool
@@ -55,10 +55,14 @@ def texts(content: Any) -> list[str]:
 
 
 def tool_names(tools: Any) -> tuple[str, ...]:
+    if not isinstance(tools, list):
+        return ()
     return tuple(
-        tool["name"]
-        for tool in list_of(tools)
-        if isinstance(tool, dict) and isinstance(tool.get("name"), str)
+        [
+            tool["name"]
+            for tool in tools
+            if isinstance(tool, dict) and isinstance(tool.get("name"), str)
+        ]
     )
 
 

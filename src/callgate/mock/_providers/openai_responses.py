@@ -117,13 +117,12 @@ def http_error(status: int, message: str, retry: int | None) -> Reply:
 
 def view(body: Mapping[str, Any]) -> RequestView:
     inp = body.get("input")
+    if isinstance(inp, str):  # one user message, nothing replayed
+        return _view(body, inp, (), inp)
     found: list[str] = []
     groups: list[list[str]] = []
     results = []
     names: dict[str, str] = {}  # call_id -> name, from the function_call items replayed
-    if isinstance(inp, str):
-        found.append(inp)
-        groups.append([inp])
     for item in list_of(inp):
         if not isinstance(item, dict):
             continue
@@ -139,15 +138,21 @@ def view(body: Mapping[str, Any]) -> RequestView:
             found.extend(groups[-1])
         elif item.get("role") == "assistant":
             results = []  # a model's answer closed the rounds whose results came before it
+    return _view(body, "\n".join(found), tuple(results), last_text(groups))
+
+
+def _view(
+    body: Mapping[str, Any], text: str, results: tuple[FunctionResult, ...], last: str
+) -> RequestView:
     return RequestView(
         model=body.get("model"),
         stream=body.get("stream") is True,
         tools=tool_names(body.get("tools")),
-        results=tuple(results),
+        results=results,
         previous_id=body.get("previous_response_id"),
-        user_text="\n".join(found),
+        user_text=text,
         instructions=body.get("instructions"),
-        last_user_text=last_text(groups),
+        last_user_text=last,
     )
 
 
@@ -157,8 +162,9 @@ def view(body: Mapping[str, Any]) -> RequestView:
 def render_options(body: Mapping[str, Any]) -> tuple[str, ...]:
     """The request's ``include`` values that change the rendering, sorted."""
     include = body.get("include")
-    given = include if isinstance(include, list) else []
-    return tuple(sorted({v for v in given if isinstance(v, str)} & hosted.RENDER_INCLUDES))
+    if not include or not isinstance(include, list):
+        return ()
+    return tuple(sorted({v for v in include if isinstance(v, str)} & hosted.RENDER_INCLUDES))
 
 
 def render(
