@@ -137,15 +137,15 @@ def _match_and_send(call: _Call) -> Response:
     record = _store.record(state, session, call.protocol, outcome)
     rendered = outcome.rendered
     location = outcome.turn.location
-    headers = {"request-id": rendered.response_id}
     if rendered.body is not None:
         entry.close(200, rendered.body, "matched", location)
-        return JSONResponse(rendered.body, headers=headers)
+        return JSONResponse(rendered.body, headers={"request-id": rendered.response_id})
     plan = _faults.stream_plan(state, session, outcome)
     if plan.simple:
         # A finite, unpaced stream: one body message, no disconnect-listening task.
         entry.close(200, _text(plan.body), "matched", location)
         return WholeStream(plan.body, rendered.response_id)
+    headers = {"request-id": rendered.response_id}
 
     record.in_flight = True  # until its last byte (a paced stream takes a while)
 
@@ -175,9 +175,12 @@ class _Endpoint:
     :meth:`direct` answers a request whose whole body is already in hand (the same
     pipeline, no ASGI round trips)."""
 
-    __slots__ = ("adapt", "auth", "error_body", "limit", "protocol")
+    __slots__ = ("adapt", "auth", "error_body", "limit", "protocol", "state")
 
-    def __init__(self, protocol: str, auth: Callable[[Request], Reply | None], limit: int):
+    def __init__(
+        self, state: MockState, protocol: str, auth: Callable[[Request], Reply | None], limit: int
+    ):
+        self.state = state  # the app's ``state.callgate``, set once in create_app
         self.protocol = protocol
         self.auth = auth
         self.limit = limit
@@ -203,7 +206,7 @@ class _Endpoint:
         return self._with_body(call, raw)
 
     def _before_body(self, request: Request) -> tuple[_Call, Response | None]:
-        state: MockState = request.app.state.callgate
+        state = self.state
         entry = begin_entry(request, state, self.protocol)
         call = _Call(
             request, state, self.protocol, entry, state.session(entry.test_id),
@@ -410,9 +413,10 @@ def create_app(
     _faults.check_faults(script)
     routes: list[Route] = []
     fast: dict[str, _Endpoint] = {}
+    mock_state = state if state is not None else MockState(script)
     for protocol in PROTOCOLS:
         for spec in provider(protocol).endpoints:
-            endpoint = _Endpoint(protocol, spec.auth, max_body_bytes)
+            endpoint = _Endpoint(mock_state, protocol, spec.auth, max_body_bytes)
             # The router also reaches the path's other spellings: check those first.
             # (a bound method: Starlette wraps functions and methods as request handlers)
             routed = (
@@ -429,6 +433,6 @@ def create_app(
         routes += provider(protocol).state_routes()
     routes += _faults.control_routes()
     inner = Starlette(routes=routes, exception_handlers={404: _unrouted, 405: _unrouted})
-    inner.state.callgate = state if state is not None else MockState(script)
+    inner.state.callgate = mock_state
     inner.state.routes = route_names(routes)
     return MockApp(inner, fast, max_body_bytes=max_body_bytes, allowed_hosts=allowed_hosts)

@@ -288,6 +288,8 @@ def check(store: SessionStore, body: dict[str, Any], on: Collection[str]) -> Rep
             return problem
     items = _items(body)
     previous = store.get(_PROTOCOL, body.get("previous_response_id"))
+    if previous is None and not items:
+        return None  # nothing replayed and nothing continued: the checks below pass
     chain_calls: set[str] = set()
     previous_calls: list[str] = []
     if previous is not None:
