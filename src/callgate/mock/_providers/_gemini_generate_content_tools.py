@@ -26,6 +26,7 @@ render or whose server behaviour is not pinned is refused with a message saying 
 from __future__ import annotations
 
 import datetime
+import functools
 import re
 from typing import Any
 
@@ -58,6 +59,7 @@ class _RefusalError(Exception):
 HOSTED = ("googleSearch", "fileSearch", "codeExecution", "urlContext")
 
 
+@functools.cache  # called with the field names above only, per field of every request
 def snake(name: str) -> str:
     return "".join("_" + c.lower() if c.isupper() else c for c in name)
 

@@ -79,10 +79,17 @@ def refuse_path(request: Request) -> Reply | None:
     target = _target(request)
     if request.path_params["version"] not in _VERSIONS or target is None:
         return Reply(404, error_body(404, f"Method not found: {request.url.path}"))
-    if target[1] and request.query_params.get("alt") != "sse":
+    if target[1] and not _alt_sse(request):
         message = "callgate mock: streamGenerateContent is served with ?alt=sse only"
         return Reply(400, error_body(400, message))
     return None
+
+
+def _alt_sse(request: Request) -> bool:
+    """``?alt=sse`` (the query the SDKs send, read without parsing it), else as Starlette
+    reads it: the last ``alt`` value counts."""
+    query = request.scope["query_string"]
+    return query == b"alt=sse" or request.query_params.get("alt") == "sse"
 
 
 def request_body(request: Request, body: dict[str, Any]) -> dict[str, Any]:

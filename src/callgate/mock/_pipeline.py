@@ -1,0 +1,257 @@
+"""One provider request's way through the mock: the pipeline every provider route runs.
+
+journal → runtime faults → credentials → body → then the stages of ``_STAGES``: scripted
+HTTP faults → native checks (stored-object references first, then the provider's
+continuation rules) → script match, render, store and stream (with stream faults) →
+journal. Every request consumes the next turn of its conversation in its session; a
+request that matches no turn gets HTTP 400 in the provider's own error shape naming each
+mismatch, and it is recorded. The pipeline is synchronous once the body is read:
+:meth:`Endpoint.direct` runs it for a request whose body is already in hand (the mock's
+HTTP/1.1 connection does so, through :meth:`MockApp.direct <callgate.mock._app.MockApp>`),
+with no ASGI round trip.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from .._errors import CallgateError
+from .._json import loads_strict
+from . import _faults, _store, _validate
+from ._guard import BodyTooLargeError, error, read_body
+from ._http import SSE_HEADERS, Reply, WholeStream, begin_entry, reply_response
+from ._journal import JournalEntry
+from ._providers import Endpoint as EndpointSpec
+from ._providers import provider
+from ._script import ScriptTurn
+from ._state import Mismatch, MockState, Session
+
+__all__ = ["Endpoint", "HeldStream", "parse_json", "too_large"]
+
+
+def too_large(protocol: str | None, entry: JournalEntry, limit: int) -> Response:
+    """The journaled 413 for an oversized body (the connection is closed after it)."""
+    message = f"Request payload size exceeds the limit: {limit} bytes (got {entry.body_size})."
+    reply = Reply(413, error(protocol, 413, message), {"connection": "close"})
+    return reply_response(entry, reply, "rejected")
+
+
+def parse_json(raw: bytes, entry: JournalEntry) -> Any:
+    """``raw`` as strict JSON, journaled; raises ``CallgateError``."""
+    try:
+        body = loads_strict(raw)
+    except CallgateError:
+        entry.body = raw.decode("utf-8", "replace")
+        raise
+    # A shallow copy: a provider may rewrite top-level fields of the body it validates
+    # (an Anthropic thread ``continue`` becomes the whole history); the journal keeps the wire.
+    entry.body = dict(body) if isinstance(body, dict) else body
+    return body
+
+
+@dataclasses.dataclass(slots=True)
+class _Call:
+    """One provider request on its way through the pipeline."""
+
+    request: Request
+    state: MockState
+    protocol: str
+    entry: JournalEntry
+    session: Session
+    conversation: str
+    body: dict[str, Any]
+    turn: ScriptTurn | None = None
+
+
+Stage = Callable[[_Call], Response | None]
+"""A pipeline stage: a response ends the request, ``None`` passes it on."""
+
+
+def _runtime_fault(call: _Call) -> Response | None:
+    """A runtime ``http_error`` armed for this test id answers before anything else."""
+    reply = _faults.before_request(call.state, call.session, call.protocol)
+    return None if reply is None else reply_response(call.entry, reply, "fault")
+
+
+def _scripted_fault(call: _Call) -> Response | None:
+    """The next turn's scripted ``http_error`` (the turn is not consumed)."""
+    call.turn = turn = call.state.next_turn(call.session, call.conversation)
+    reply = _faults.turn_http_error(
+        call.state, call.session, call.conversation, turn, call.protocol
+    )
+    return None if reply is None else reply_response(call.entry, reply, "fault")
+
+
+def _native_checks(call: _Call) -> Response | None:
+    """Stored-object references and the provider's own continuation rules."""
+    reply = _validate.check(call.state, call.session, call.protocol, call.body)
+    return None if reply is None else reply_response(call.entry, reply, "rejected")
+
+
+def _match_and_send(call: _Call) -> Response:
+    """Match the script's turn, render it, remember it and send it (with stream faults)."""
+    state, session, entry = call.state, call.session, call.entry
+    outcome = state.take(session, call.conversation, call.protocol, call.body)
+    if isinstance(outcome, Mismatch):
+        where = f" at {outcome.location}" if outcome.location else ""
+        message = f"callgate mock: request does not match the script{where}: " + "; ".join(
+            outcome.problems
+        )
+        body = provider(call.protocol).error_body(400, message)
+        entry.close(400, body, "mismatch", outcome.location, outcome.problems)
+        return JSONResponse(body, status_code=400)
+    reply = _faults.fixture_http_error(outcome)
+    if reply is not None:
+        return reply_response(entry, reply, "fault")
+    record = _store.record(state, session, call.protocol, outcome)
+    rendered = outcome.rendered
+    location = outcome.turn.location
+    if rendered.body is not None:
+        entry.close(200, rendered.body, "matched", location)
+        return JSONResponse(rendered.body, headers={"request-id": rendered.response_id})
+    plan = _faults.stream_plan(state, session, outcome)
+    if plan.simple:
+        # A finite, unpaced stream: one body message, no disconnect-listening task.
+        entry.close(200, _text(plan.body), "matched", location)
+        return WholeStream(plan.body, rendered.response_id)
+    headers = {"request-id": rendered.response_id}
+
+    record.in_flight = True  # until its last byte (a paced stream takes a while)
+
+    async def stream() -> AsyncIterator[bytes]:
+        sent: list[bytes] = []
+        try:
+            async for frame in _faults.send(state, plan):
+                sent.append(frame)
+                yield frame
+        finally:
+            with state.lock:
+                record.in_flight = False
+            text = b"".join(sent).decode("utf-8", "replace")
+            entry.close(200, text, "matched", location)
+
+    return HeldStream(
+        state, stream(), media_type="text/event-stream", headers={**SSE_HEADERS, **headers}
+    )
+
+
+# The stages after credentials and body, in order (the module docstring's list).
+_STAGES: tuple[Stage, ...] = (_scripted_fault, _native_checks, _match_and_send)
+
+
+class Endpoint:
+    """One provider route: ``await endpoint(request)`` reads the body as it arrives;
+    :meth:`direct` answers a request whose whole body is already in hand (the same
+    pipeline, no ASGI round trips). :meth:`refusal` is the route's check of the path
+    itself (``spec.refuse``), for the requests the router, not an exact path, brought."""
+
+    __slots__ = ("adapt", "auth", "error_body", "limit", "protocol", "refuse", "state")
+
+    def __init__(self, state: MockState, protocol: str, spec: EndpointSpec, limit: int):
+        self.state = state  # the app's ``state.callgate``, set once in create_app
+        self.protocol = protocol
+        self.auth = spec.auth
+        self.refuse = spec.refuse
+        self.limit = limit
+        self.error_body = provider(protocol).error_body
+        self.adapt = provider(protocol).request_body
+
+    def refusal(self, request: Request) -> Response | None:
+        """The journaled refusal of the path itself (an unknown API version, say)."""
+        reply = None if self.refuse is None else self.refuse(request)
+        if reply is None:
+            return None
+        return reply_response(begin_entry(request, self.state, self.protocol), reply, "rejected")
+
+    async def checked(self, request: Request) -> Response:
+        """The route's handler: the path check, then the pipeline."""
+        response = self.refusal(request)
+        return response if response is not None else await self(request)
+
+    async def __call__(self, request: Request) -> Response:
+        call, response = self._before_body(request)
+        if response is not None:
+            return response
+        try:
+            raw = await read_body(request, call.entry, self.limit)
+        except BodyTooLargeError:
+            return too_large(self.protocol, call.entry, self.limit)
+        return self._with_body(call, raw)
+
+    def direct(self, request: Request, raw: bytes) -> Response:
+        """Answer ``request`` whose body is ``raw`` (at most ``limit`` bytes)."""
+        call, response = self._before_body(request)
+        if response is not None:
+            return response
+        call.entry.body_size = len(raw)
+        return self._with_body(call, raw)
+
+    def _before_body(self, request: Request) -> tuple[_Call, Response | None]:
+        state = self.state
+        entry = begin_entry(request, state, self.protocol)
+        call = _Call(
+            request, state, self.protocol, entry, state.session(entry.test_id),
+            entry.conversation or "default", {},
+        )  # fmt: skip
+        response = _runtime_fault(call)
+        if response is None:
+            reply = self.auth(request)
+            if reply is not None:
+                response = reply_response(entry, reply, "rejected")
+        return call, response
+
+    def _with_body(self, call: _Call, raw: bytes) -> Response:
+        entry, error_body = call.entry, self.error_body
+        try:
+            body = parse_json(raw, entry)
+        except CallgateError as exc:
+            message = f"request body is not valid JSON: {exc}"
+            return reply_response(entry, Reply(400, error_body(400, message)), "rejected")
+        if not isinstance(body, dict):
+            reply = Reply(400, error_body(400, "body must be a JSON object"))
+            return reply_response(entry, reply, "rejected")
+        adapted = body if self.adapt is None else self.adapt(call.request, body)
+        if isinstance(adapted, Reply):
+            return reply_response(entry, adapted, "rejected")
+        call.body = adapted
+        for stage in _STAGES:
+            response = stage(call)
+            if response is not None:
+                return response
+        raise AssertionError("the last stage always answers")  # pragma: no cover
+
+
+_TEXTS: dict[bytes, str] = {}
+
+
+def _text(body: bytes) -> str:
+    """``body`` decoded, shared by every entry that journals the same rendered stream."""
+    found = _TEXTS.get(body)
+    if found is None:
+        if len(_TEXTS) >= 256:
+            _TEXTS.clear()  # fault plans make new bodies: keep the memo bounded
+        found = _TEXTS[body] = body.decode("utf-8", "replace")
+    return found
+
+
+class HeldStream(StreamingResponse):
+    """A paced or held stream that :meth:`MockServer.stop` may cancel: it then ends, cut,
+    as a complete response rather than as an application error."""
+
+    def __init__(self, state: MockState, content: AsyncIterator[bytes], **kwargs: Any) -> None:
+        super().__init__(content, **kwargs)
+        self._closing = state.closing
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        except asyncio.CancelledError:
+            if not self._closing.is_set():
+                raise  # not a shutdown
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
