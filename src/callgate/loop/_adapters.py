@@ -315,6 +315,13 @@ class Adapter:
     def room(self) -> Any:
         return room(self.protocol)
 
+    def parser(self, request: dict[str, Any]) -> Any:
+        """A parser for the answer to ``request`` (OpenAI's is told the request, so a
+        hosted call no declared tool can produce is refused)."""
+        if self.protocol == "openai_responses":
+            return self.room().Parser(request=request)
+        return self.room().Parser()
+
     def post(self, request: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """The path and the JSON body that carry a recorded request."""
         return self.route(request) if self.route is not None else (self.path, request)

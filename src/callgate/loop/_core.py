@@ -30,6 +30,7 @@ from ..ledger import (
     TurnInput,
 )
 from ._adapters import Adapter, Config, adapter_for
+from ._hosted import hosted_declarations
 from ._model import LoopError, LoopResult, ProviderHTTPError, Send, ToolSpec
 from ._threads import lost_thread, replay_in_new_thread, with_threads_beta
 from ._transport import is_transport_error
@@ -85,6 +86,7 @@ class LoopCore:
         ledger: Ledger,
         tools: Sequence[ToolSpec],
         model: str,
+        hosted_tools: Sequence[Mapping[str, Any]] | None = None,
         base_url: str | None = None,
         api_key: str = "",
         send: Send | None = None,
@@ -127,9 +129,10 @@ class LoopCore:
         self._headers = {**auth, **dict(headers or {})}
         if threads:
             self._headers = with_threads_beta(self._headers)
-        self._cfg = Config(
-            model, self._adapter.declare(specs), store, instructions, max_tokens, bool(threads)
+        declared = self._adapter.declare(specs) + hosted_declarations(
+            protocol, hosted_tools, (s.name for s in specs)
         )
+        self._cfg = Config(model, declared, store, instructions, max_tokens, bool(threads))
         self._max_retries = max_retries
         self._backoff = retry_backoff
         self._max_turns = max_turns
@@ -270,7 +273,7 @@ class LoopCore:
         def found(turn_id: str) -> None:
             self._identify(req, turn_id, _side(req))
 
-        parser = self._adapter.room().Parser()
+        parser = self._adapter.parser(req.body)
         return StreamFeed(parser, TurnIdWatch(self._adapter.event_turn_id), found)
 
     def _finish(self, req: RequestRecord, feed: StreamFeed) -> tuple[Any, Any, str]:

@@ -29,8 +29,11 @@ class HostLoop(LoopCore):
     (HTTP 408/409/429/5xx and connection failures before any event); give SDK clients
     ``max_retries=0`` so their retries never multiply it. ``provider_side_effects=True``
     declares that the requests carry provider-executed tools with side effects: a request
-    in doubt is then held for an operator instead of re-sent (R5). ``unresolved`` is the
-    run's policy for an unresolved effect (``hold`` or ``report``).
+    in doubt is then held for an operator instead of re-sent (R5). ``hosted_tools`` are
+    provider-native declarations of hosted tools (``{"type": "web_search"}``, ...) sent
+    after the function tools; the provider runs them, their calls never reach the ledger,
+    and continuations replay what they produced (see :mod:`callgate.loop._hosted`).
+    ``unresolved`` is the run's policy for an unresolved effect (``hold`` or ``report``).
     """
 
     def _make_transport(self, base_url: str, timeout: float, client: Any) -> Any:
