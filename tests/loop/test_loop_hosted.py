@@ -12,9 +12,9 @@ import pytest
 
 from callgate import UsageError
 from callgate.ledger import EffectState, Ledger
-from callgate.mock import MockServer, ScriptBuilder, call
+from callgate.mock import MockServer
 
-from .loop_helpers import FINAL, VARIANTS, make_loop, refund_specs, remote_count
+from .loop_helpers import FINAL, VARIANTS, make_loop, refund_script, refund_specs, remote_count
 
 # protocol -> (its hosted search declaration, a scripted search step in its own shape)
 SEARCH: dict[str, tuple[dict[str, Any], Any]] = {
@@ -44,16 +44,7 @@ PLAIN = [v for v in VARIANTS if v != "anthropic-threads"]  # threads: see test_l
 
 def _script(variant: str) -> Any:
     protocol, _ = VARIANTS[variant]
-    b = ScriptBuilder(seed=11)
-    b.turn(protocol, conversation=variant, hosted=SEARCH[protocol][1],
-           calls=[call("refund", order_id=42)])  # fmt: skip
-    b.turn(
-        protocol,
-        conversation=variant,
-        expect={"function_results": [{"name": "refund", "output_contains": "42"}]},
-        text=FINAL,
-    )
-    return b.build()
+    return refund_script({variant: (protocol, 1, 1)}, hosted=SEARCH[protocol][1])
 
 
 def _declared(body: dict[str, Any], protocol: str) -> list[Any]:
