@@ -17,30 +17,12 @@ Order-free ``"fixtures": [{"protocol", "match", "respond", "times"}]`` and a
 ``"fallback": {"protocol", "respond"}`` may stand beside the turns or replace them
 (:mod:`callgate.mock._fixtures`: which answers a request, and the newer match keys).
 
-Turn shape::
-
-    {"protocol": "openai_responses" | "anthropic_messages" | "gemini_interactions"
-                 | "gemini_generate_content",
-     "expect": {"model": str, "tools": [name, ...], "stream": bool,
-                "function_results": [{"call_id" | "name": str | "call": int,  # position
-                                      "output": str | object,  # in the previous turn
-                                      "output_contains": str, "is_error": bool}],
-                "previous_id": "previous" | "present" | "absent" | str,
-                                  # previous_response_id / previous_interaction_id
-                "text_contains": str, "instructions": str, "system": str,
-                "last_user_text...", "tool_results", "has_tool_results", "jsonpath"},
-     "respond": {"text": str, "calls": [{"name": str, "arguments": object | "raw": str,
-                                          "id": str}],
-                 "reasoning": {"summary": str, "signature": str},
-                 "status": str,             # OpenAI status, Anthropic stop_reason, Gemini status
-                 "usage": {"input_tokens": int, "output_tokens": int},
-                 "chunking": "whole" | "char" | {"fixed": n} | {"random": {"seed": n, "max": n}},
-                 "interleave": "sequential" | "round_robin",
-                 "disconnect_after": n,    # close the stream after n events (a truncation)
-                 "fault": {"type": "http_error" | "error_event" | "truncate" | ...,
-                           "after": n | "after_call": i, "after_argument_deltas": k
-                           | "before_terminal": true, ...},   # see
-                 "pacing": {"first_byte_ms", "event_delay_ms", "flush"}}}  # mock._faults_spec
+A turn is ``{"protocol", "expect": {...}, "respond": {...}}``: ``expect`` holds what
+the request must contain (model, tools, stream, function results, previous id, texts,
+JSONPath predicates), ``respond`` what the turn answers (text, calls, reasoning, status,
+usage, chunking, interleaving, a disconnect, a fault, pacing). Every key, per protocol
+where meanings differ, is in ``docs/scripts.md``; ``script.schema.json`` (shipped beside
+this module) is the same reference as a JSON Schema, and the loader checks it first.
 
 A provider may add respond keys of its own (generateContent: ``"chunk_plan": [n, ...]``,
 the parts each chunk carries, and ``"hosted"``, scripted hosted-tool results and citations:
