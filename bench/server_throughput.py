@@ -1,14 +1,17 @@
 """Server throughput: streamed two-call tool turns per second through one server process.
 
 Run: ``.venv/bin/python bench/server_throughput.py`` (options: ``--duration``, ``--repeat``,
-``--connections``, ``--servers``, ``--aimock-dir``, ``--compare-src``). Prints, per server
+``--connections``, ``--servers``, ``--aimock-dir``, ``--compare-src``, ``--protocol``).
+Prints, per server
 and connection count, turns/s, wrk's p50 and p99 latency and the server process's CPU
 time per turn, each as the median (min–max) over the rounds, and then every server's
 ratio to aimock, computed round by round. Servers (``--servers``, default
 ``mock,aimock``):
 
-- ``mock``: :class:`callgate.mock` serving a scripted OpenAI Responses turn with two
-  function calls, streamed (``POST /openai/v1/responses``, ``stream: true``), exactly as
+- ``mock``: :class:`callgate.mock` serving a scripted turn with two function calls,
+  streamed, on ``--protocol`` (default ``openai_responses``: ``POST /openai/v1/responses``,
+  ``stream: true``; also ``anthropic_messages``, ``gemini_generate_content``,
+  ``gemini_interactions``: ``throughput_wire.py`` has each request), exactly as
   ``callgate serve`` runs it; every request carries its own ``x-callgate-test-id``, so
   each is a fresh session matched, rendered, journaled and streamed as in a test;
 - ``per-event``: the same, the script asking for ``pacing: {flush: per_event}`` (no
@@ -18,7 +21,7 @@ ratio to aimock, computed round by round. Servers (``--servers``, default
 - ``bare``: a bare Starlette endpoint sending the very same bytes one SSE frame per ASGI
   body message (``starlette frames``), and in one body message (``starlette whole``);
 - ``aimock``: aimock 1.43.0 (``@copilotkit/aimock``, Node) serving the same two-call turn
-  on its OpenAI Responses streaming route from a fixture, arguments in one delta per call
+  on the same protocol's streaming route from a fixture, arguments in one delta per call
   (``--chunk-size 1000``), log level ``silent``; skipped with a note when not installed
   (``npm install @copilotkit/aimock@1.43.0`` in ``--aimock-dir``, default /tmp/aimock).
 
@@ -61,35 +64,24 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from throughput_wire import CALLS, MODEL, WIRES, Wire, calls_of
 
-MODEL = "bench-model"
-CALLS = [
-    {"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}},
-    {"name": "get_time", "arguments": {"tz": "Europe/Paris"}},
-]
-TOOLS = [{"type": "function", "name": c["name"], "parameters": {"type": "object"}} for c in CALLS]
-REQUEST = {
-    "model": MODEL,
-    "stream": True,
-    "input": "What are the weather and the time in Paris?",
-    "tools": TOOLS,
-}
 AIMOCK_VERSION = "1.43.0"
 
 
-def script(**respond: Any) -> Any:
+def script(protocol: str = "openai_responses", **respond: Any) -> Any:
     from callgate.mock import ScriptBuilder
 
     expect = {"model": MODEL, "stream": True, "tools": [c["name"] for c in CALLS]}
     builder = ScriptBuilder(seed=1)
-    return builder.turn("openai_responses", expect=expect, calls=list(CALLS), **respond).build()
+    return builder.turn(protocol, expect=expect, calls=list(CALLS), **respond).build()
 
 
-def turn_bytes() -> list[bytes]:
+def turn_bytes(protocol: str) -> list[bytes]:
     """The frames the mock sends for the benchmark turn (for the bare endpoints)."""
     from callgate.mock._render_turn import render
 
-    turn = script().conversations["default"][0]
+    turn = script(protocol).conversations["default"][0]
     rendered = render(turn, seed=1, conversation="default", turn_number=0, stream=True, model=MODEL)
     return list(rendered.frames)
 
@@ -97,7 +89,7 @@ def turn_bytes() -> list[bytes]:
 # -- the server processes (this file re-run with --serve) ------------------------------------
 
 
-def serve(kind: str, port: int) -> None:
+def serve(kind: str, port: int, protocol: str) -> None:
     import uvicorn
     from starlette.applications import Starlette
     from starlette.requests import Request
@@ -113,10 +105,10 @@ def serve(kind: str, port: int) -> None:
         if kind == "uvicorn-protocol":
             _server.PROTOCOL = "httptools"
         paced = {"pacing": {"flush": "per_event"}} if kind == "per-event" else {}
-        serve_forever(script(**paced), host="127.0.0.1", port=port)
+        serve_forever(script(protocol, **paced), host="127.0.0.1", port=port)
         return
     else:
-        frames = turn_bytes()
+        frames = turn_bytes(protocol)
         whole = b"".join(frames)
 
         async def by_frame(request: Request) -> Response:
@@ -198,17 +190,17 @@ def running(
         print(f"  WARNING: the server logged a traceback; its end:\n    {tail}", flush=True)
 
 
-# --serve kind -> its endpoints: (row label, path, strict check of the response)
-SERVE_KINDS: dict[str, list[tuple[str, str, bool]]] = {
-    "mock": [("callgate mock", "/openai/v1/responses", True)],
-    "per-event": [("callgate mock, per-event flush", "/openai/v1/responses", True)],
-    "uvicorn-protocol": [("callgate mock on uvicorn's protocol", "/openai/v1/responses", True)],
+# --serve kind -> its endpoints: (row label, path or None for the mock's, strict check)
+SERVE_KINDS: dict[str, list[tuple[str, str | None, bool]]] = {
+    "mock": [("callgate mock", None, True)],
+    "per-event": [("callgate mock, per-event flush", None, True)],
+    "uvicorn-protocol": [("callgate mock on uvicorn's protocol", None, True)],
     "bare": [("starlette frames", "/frames", True), ("starlette whole", "/whole", True)],
 }
 
 
-def python_server(kind: str, port: int) -> list[str]:
-    return [sys.executable, __file__, "--serve", kind, "--port", str(port)]
+def python_server(kind: str, port: int, protocol: str) -> list[str]:
+    return [sys.executable, __file__, "--serve", kind, "--port", str(port), "--protocol", protocol]
 
 
 def aimock_server(directory: Path, port: int, fixture: Path) -> list[str]:
@@ -230,26 +222,13 @@ def aimock_installed(directory: Path) -> str | None:
 # -- checking one response, and loading with wrk ---------------------------------------------
 
 
-def check_turn(url: str, strict: bool) -> int:
+def check_turn(url: str, strict: bool, wire: Wire) -> int:
     """POST once; the stream must hold exactly the two scripted calls. Returns its size."""
-    headers = {"authorization": "Bearer bench", "x-callgate-test-id": "check"}
-    response = httpx.post(url, json=REQUEST, headers=headers, timeout=10)
+    headers = {**wire.headers, "x-callgate-test-id": "check"}
+    response = httpx.post(url, json=wire.request, headers=headers, timeout=10)
     if response.status_code != 200:
         raise RuntimeError(f"{url}: {response.status_code} {response.text[:300]}")
-    if strict:
-        from callgate import openai_responses
-
-        turn = openai_responses.parse_stream(response.content)
-        got = [(c.name, c.arguments) for c in turn.calls]
-    else:  # aimock: read the arguments off the .done events (its ids differ, no sequence)
-        got = []
-        for block in response.content.split(b"\n\n"):
-            for line in block.split(b"\n"):
-                if line.startswith(b"data: "):
-                    event = json.loads(line[6:])
-                    if event.get("type") == "response.output_item.done":
-                        item = event["item"]
-                        got.append((item["name"], json.loads(item["arguments"])))
+    got = calls_of(wire, response.content, strict)
     if got != [(c["name"], c["arguments"]) for c in CALLS]:
         raise RuntimeError(f"{url}: not the two-call turn: {got}")
     return len(response.content)
@@ -271,8 +250,7 @@ function request()
   counter = counter + 1
   return wrk.format("POST", "%(path)s", {
     ["content-type"] = "application/json",
-    ["authorization"] = "Bearer bench",
-    ["x-callgate-test-id"] = prefix .. counter,
+%(headers)s    ["x-callgate-test-id"] = prefix .. counter,
   }, body)
 end
 """
@@ -321,10 +299,10 @@ def wrk(url: str, connections: int, seconds: int, lua: Path, pid: int) -> Cell:
     return Cell(rate, p50, p99, used / max(total, 1) * 1e6, "; ".join(problems))
 
 
-def lua_for(directory: Path, name: str, path: str) -> Path:
-    body = json.dumps(REQUEST, separators=(",", ":"))
+def lua_for(directory: Path, name: str, path: str, wire: Wire) -> Path:
+    headers = "".join(f'    ["{k}"] = "{v}",\n' for k, v in wire.headers.items())
     lua = directory / f"{name}.lua"
-    lua.write_text(LUA % {"body": body, "path": path})
+    lua.write_text(LUA % {"body": wire.body(), "path": path, "headers": headers})
     return lua
 
 
@@ -343,6 +321,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--serve", choices=sorted(SERVE_KINDS), help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--protocol", choices=sorted(WIRES), default="openai_responses")
     parser.add_argument("--duration", type=int, default=5, help="seconds per cell")
     parser.add_argument("--repeat", type=int, default=3, help="interleaved rounds")
     parser.add_argument("--connections", default="1,8,32", help="comma-separated")
@@ -359,11 +338,12 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.serve:
-        serve(args.serve, args.port)
+        serve(args.serve, args.port, args.protocol)
         return
     if shutil.which("wrk") is None:
         sys.exit("wrk not found: apt-get install -y wrk")
     levels = [int(n) for n in args.connections.split(",")]
+    wire = WIRES[args.protocol]
     seconds = args.duration
 
     import starlette
@@ -378,7 +358,7 @@ def main() -> None:
     )
     import callgate
 
-    print(f"callgate from {Path(callgate.__file__).parent}")
+    print(f"callgate from {Path(callgate.__file__).parent}; protocol {wire.protocol}")
     print(
         f"load: wrk -t1, {seconds} s per cell, {args.repeat} interleaved rounds after a 1 s "
         f"warm-up per endpoint; loopback only; load average {os.getloadavg()[0]:.1f} at start"
@@ -406,17 +386,19 @@ def main() -> None:
                                   "response": {"toolCalls": CALLS}}]
                 }))  # fmt: skip
                 argv, cwd = aimock_server(args.aimock_dir, port, fixture), str(args.aimock_dir)
-                endpoints = [(f"aimock {aimock}", "/v1/responses", False)]
+                endpoints = [(f"aimock {aimock}", wire.aimock_path, False)]
             elif key == "compare":
-                argv, src = python_server("mock", port), str(args.compare_src.resolve())
-                endpoints = [("callgate mock, --compare-src tree", "/openai/v1/responses", True)]
+                argv = python_server("mock", port, wire.protocol)
+                src = str(args.compare_src.resolve())
+                endpoints = [("callgate mock, --compare-src tree", wire.mock_path, True)]
             else:
-                argv, endpoints = python_server(key, port), SERVE_KINDS[key]
+                argv = python_server(key, port, wire.protocol)
+                endpoints = [(n, p or wire.mock_path, c) for n, p, c in SERVE_KINDS[key]]
             pid = stack.enter_context(running(argv, port, work / f"server-{port}.log", cwd, src))
             for label, path, strict in endpoints:
                 url = f"http://127.0.0.1:{port}{path}"
-                size = check_turn(url, strict)
-                lua = lua_for(work, re.sub(r"\W", "_", label), path)
+                size = check_turn(url, strict, wire)
+                lua = lua_for(work, re.sub(r"\W", "_", label), path, wire)
                 wrk(url, 8, 1, lua, pid)  # warm-up
                 targets.append(Target(label, url, lua, pid, size))
         cells: dict[tuple[str, int], list[Cell]] = {}

@@ -26,6 +26,7 @@ __all__ = [
     "WholeStream",
     "bearer",
     "begin_entry",
+    "header",
     "own_error",
     "reply_response",
     "session_of",
@@ -106,6 +107,16 @@ _SSE_RAW = [
 _SSE_LINES = b"".join(b"%b: %b\r\n" % pair for pair in _SSE_RAW).replace(b"%", b"%%") + (
     b"request-id: %b\r\ncontent-length: %b\r\n"
 )
+
+
+def header(request: Request, name: bytes) -> bytes:
+    """The first ``name`` header's raw value (``b""`` when absent), as
+    ``request.headers.get`` finds it, without building Starlette's ``Headers``;
+    ``name`` is lower-case, as ASGI header names are."""
+    for key, raw in request.scope["headers"]:
+        if key == name:
+            return bytes(raw)
+    return b""
 
 
 def bearer(request: Request) -> bool:

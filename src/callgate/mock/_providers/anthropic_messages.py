@@ -22,7 +22,7 @@ from starlette.routing import Route
 from ..._errors import CallgateError
 from ...anthropic_messages import Parser, Turn, _render
 from .._faults_stream import cut_deltas
-from .._http import Reply, bearer
+from .._http import Reply, bearer, header
 from .._render_turn import arguments, usage
 from .._requests import FunctionResult, RequestView, last_text, list_of, texts, tool_names
 from . import Endpoint, Event, Ids, Provider, RenderedTurn
@@ -50,9 +50,9 @@ PROTOCOL_NAME = "anthropic_messages"
 
 
 def auth(request: Request) -> Reply | None:
-    if not (request.headers.get("x-api-key") or bearer(request)):
+    if not (header(request, b"x-api-key") or bearer(request)):
         return Reply(401, error_body(401, "x-api-key header is required"))
-    if not request.headers.get("anthropic-version"):
+    if not header(request, b"anthropic-version"):
         return Reply(400, error_body(400, "anthropic-version: header is required"))
     return None
 

@@ -35,7 +35,7 @@ from starlette.routing import Route
 from ...gemini_interactions import _render
 from .. import _store
 from .._faults_stream import cut_deltas
-from .._http import Reply, begin_entry, reply_response, session_of, sse_response
+from .._http import Reply, begin_entry, header, reply_response, session_of, sse_response
 from .._render_turn import arguments, usage
 from .._requests import FunctionResult, RequestView, last_text, list_of, texts, tool_names
 from . import Endpoint, Event, Ids, Provider, RenderedTurn
@@ -65,7 +65,7 @@ _CONTENT_TYPES = frozenset({"text", "image", "audio", "document", "video"})
 
 
 def auth(request: Request) -> Reply | None:
-    if request.headers.get("x-goog-api-key") or request.query_params.get("key"):
+    if header(request, b"x-goog-api-key") or request.query_params.get("key"):
         return None
     message = "Method doesn't allow unregistered callers. Please use an API key."
     return Reply(401, error_body(401, message))

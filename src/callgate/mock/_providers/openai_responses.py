@@ -26,7 +26,7 @@ from starlette.routing import Route
 
 from ...openai_responses import _render
 from .. import _store
-from .._http import Rendered, Reply, bearer, begin_entry, reply_response, session_of
+from .._http import Rendered, Reply, bearer, begin_entry, header, reply_response, session_of
 from .._render_turn import arguments, usage
 from .._requests import FunctionResult, RequestView, last_text, list_of, texts, tool_names
 from . import Endpoint, Event, Ids, Provider, RenderedTurn
@@ -77,7 +77,7 @@ def auth(request: Request) -> Reply | None:
 
 
 def auth_azure(request: Request) -> Reply | None:
-    if request.headers.get("api-key") or bearer(request):
+    if header(request, b"api-key") or bearer(request):
         return None
     message = "Access denied due to missing subscription key or Bearer token."
     return Reply(401, error_body(401, message))
