@@ -184,6 +184,8 @@ def _key(call: dict[str, Any]) -> Any:
 def _signature_problem(
     store: SessionStore, contents: list[Any], on: Collection[str]
 ) -> Reply | None:
+    if not any(_role(content) == "model" for content in contents):
+        return None  # nothing replayed: no signature to check (and no index to build)
     emitted, signatures = _emitted(store)
     for position, content in enumerate(contents):
         if _role(content) != "model":

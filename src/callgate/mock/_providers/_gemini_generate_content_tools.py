@@ -49,6 +49,9 @@ _KNOWN_TOOLS = {
     "codeExecution": "code_execution",
     "urlContext": "url_context",
 }
+# Either spelling of a tool key -> its camelCase name.
+_UNPINNED_NAMES = {n: camel for camel, other in _UNPINNED_TOOLS.items() for n in (camel, other)}
+_KNOWN_NAMES = {n: camel for camel, other in _KNOWN_TOOLS.items() for n in (camel, other)}
 
 
 class _RefusalError(Exception):
@@ -62,6 +65,10 @@ HOSTED = ("googleSearch", "fileSearch", "codeExecution", "urlContext")
 @functools.cache  # called with the field names above only, per field of every request
 def snake(name: str) -> str:
     return "".join("_" + c.lower() if c.isupper() else c for c in name)
+
+
+#: Each hosted tool key with both its spellings (``googleSearch``, ``google_search``).
+SPELLINGS = tuple((key, frozenset((key, snake(key)))) for key in HOSTED)
 
 
 def _fields(value: Any, where: str, allowed: tuple[str, ...]) -> dict[str, Any]:
@@ -173,13 +180,13 @@ def _tool(tool: Any, where: str) -> None:
     if not isinstance(tool, dict):
         raise _RefusalError(f"Invalid value at '{where}', expected an object.")
     for key, value in tool.items():
-        unpinned = next((c for c, s in _UNPINNED_TOOLS.items() if key in (c, s)), None)
+        unpinned = _UNPINNED_NAMES.get(key)
         if unpinned is not None:
             raise _RefusalError(
                 f"callgate mock: the {unpinned} tool is not pinned by the contract and "
                 "is not served"
             )
-        known = next((c for c, s in _KNOWN_TOOLS.items() if key in (c, s)), None)
+        known = _KNOWN_NAMES.get(key)
         if known is None:
             raise _RefusalError(
                 f"Invalid JSON payload received. Unknown name \"{key}\" at '{where}': "

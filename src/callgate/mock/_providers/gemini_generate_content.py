@@ -163,7 +163,7 @@ def _declared(tools: Any) -> tuple[str, ...]:
             if isinstance(decl, dict) and isinstance(decl.get("name"), str):
                 names.append(decl["name"])
         if isinstance(tool, dict):  # an empty object ({"googleSearch": {}}) turns it on
-            hosted += [k for k in hosted_tools.HOSTED if {k, hosted_tools.snake(k)} & tool.keys()]
+            hosted += [k for k, names in hosted_tools.SPELLINGS if not names.isdisjoint(tool)]
     return tuple(names + [key for key in hosted_tools.HOSTED if key in hosted])
 
 
