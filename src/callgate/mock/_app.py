@@ -82,8 +82,10 @@ class MockApp:
         self.state = inner.state
         self.max_body_bytes = max_body_bytes
         self._fast = fast
-        # Provider routes with path parameters and no exact paths, with their endpoints.
+        # Provider routes with path parameters and no exact paths, with their endpoints,
+        # and what matching them gave per path (a pure function of the path: a memo).
         self._patterned = tuple(patterned)
+        self._matched: dict[tuple[str, str], tuple[Endpoint, Any]] = {}
         self._hosts = None if allowed_hosts is None else HostCheck(allowed_hosts)
 
     def _foreign(self, scope: Any) -> bool | None:
@@ -118,11 +120,23 @@ class MockApp:
     def _route(self, scope: Any) -> Endpoint | None:
         """The endpoint of a path with parameters, matched as its Starlette route matches
         it (the path parameters go into ``scope`` as the router puts them)."""
+        key = (scope.get("root_path", ""), scope["path"])
+        found = self._matched.get(key) or self._match(key, scope)
+        if found is None:
+            return None
+        endpoint, child = found
+        scope["endpoint"] = child["endpoint"]
+        scope["path_params"] = dict(child["path_params"])  # each request its own dict
+        return endpoint
+
+    def _match(self, key: tuple[str, str], scope: Any) -> tuple[Endpoint, Any] | None:
         for route, endpoint in self._patterned:
             match, child = route.matches(scope)
             if match is Match.FULL:
-                scope.update(child)
-                return endpoint
+                if len(self._matched) >= 256:
+                    self._matched.clear()  # paths name models: keep the memo bounded
+                found = self._matched[key] = (endpoint, child)
+                return found
         return None
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:

@@ -159,11 +159,14 @@ def _declared(tools: Any) -> tuple[str, ...]:
     request turns on, so ``expect.tools`` can name either."""
     names, hosted = [], []
     for tool in list_of(tools):
-        for decl in list_of(_part(tool, "functionDeclarations", "function_declarations")):
+        declarations = _part(tool, "functionDeclarations", "function_declarations")
+        for decl in list_of(declarations):
             if isinstance(decl, dict) and isinstance(decl.get("name"), str):
                 names.append(decl["name"])
-        if isinstance(tool, dict):  # an empty object ({"googleSearch": {}}) turns it on
-            hosted += [k for k, names in hosted_tools.SPELLINGS if not names.isdisjoint(tool)]
+        # An empty object ({"googleSearch": {}}) turns a hosted tool on; a Tool holding
+        # only its function declarations turns none on.
+        if isinstance(tool, dict) and len(tool) > (declarations is not None):
+            hosted += [k for k, spelled in hosted_tools.SPELLINGS if not spelled.isdisjoint(tool)]
     return tuple(names + [key for key in hosted_tools.HOSTED if key in hosted])
 
 
