@@ -14,7 +14,15 @@ from callgate import UsageError
 from callgate.ledger import EffectState, Ledger
 from callgate.mock import MockServer
 
-from .loop_helpers import FINAL, VARIANTS, make_loop, refund_script, refund_specs, remote_count
+from .loop_helpers import (
+    FINAL,
+    THREADED,
+    VARIANTS,
+    make_loop,
+    refund_script,
+    refund_specs,
+    remote_count,
+)
 
 # protocol -> (its hosted search declaration, a scripted search step in its own shape)
 SEARCH: dict[str, tuple[dict[str, Any], Any]] = {
@@ -39,7 +47,6 @@ SEARCH: dict[str, tuple[dict[str, Any], Any]] = {
                     "results": [{"id": "a", "uri": "https://a.example/42", "title": "A"}]}},
     ),
 }  # fmt: skip
-PLAIN = [v for v in VARIANTS if v != "anthropic-threads"]  # threads: see test_loop_threads
 
 
 def _script(variant: str) -> Any:
@@ -52,7 +59,7 @@ def _declared(body: dict[str, Any], protocol: str) -> list[Any]:
     return tools
 
 
-@pytest.mark.parametrize("variant", PLAIN)
+@pytest.mark.parametrize("variant", list(VARIANTS))
 def test_a_hosted_search_beside_a_call_runs_the_call_once_and_continues(
     variant: str, ledger: Ledger, remote: Path
 ) -> None:
@@ -70,9 +77,15 @@ def test_a_hosted_search_beside_a_call_runs_the_call_once_and_continues(
     assert effect.state is EffectState.DELIVERED
     assert remote_count(remote) == 1
     assert len(posts) == 2
-    for entry in posts:  # declared after the function tools, on every request
+    # Declared after the function tools, on every request; a message thread holds its
+    # tools, so only its first request names them.
+    declaring = posts[:1] if variant in THREADED else posts
+    for entry in declaring:
         sent = entry.body if protocol != "gemini_generate_content" else {"body": entry.body}
         assert _declared(sent, protocol)[-1] == declaration
+    if variant in THREADED:
+        assert posts[1].body["thread"]["type"] == "continue"
+        assert "tools" not in posts[1].body
 
 
 @pytest.mark.parametrize(
