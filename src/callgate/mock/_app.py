@@ -4,8 +4,8 @@ Each provider route (its provider's :class:`~._providers.Endpoint`) runs the pip
 :mod:`._pipeline`. :meth:`MockApp.direct` answers a provider POST whose body is already
 in hand (the mock's HTTP/1.1 connection calls it) without ASGI messages: an exact path
 goes straight to its endpoint, a path with parameters (generateContent's
-``/gemini/{version}/models/{target}``) is matched by its own Starlette route, so both
-paths route alike, and its path check runs first.
+``/gemini/{version}/models/{target}``) is matched by its own Starlette route (once per
+path: the answer is remembered), so both paths route alike, and its path check runs first.
 
 Before any route runs, :class:`MockApp` refuses (journaled, as JSON) a ``Host`` that is
 not a loopback name or an allowed one (403: a web page using DNS rebinding could
