@@ -117,6 +117,16 @@ def _answers_call(answer: dict[str, Any], calls: list[dict[str, Any]]) -> bool:
     return False
 
 
+def _replays(contents: list[Any]) -> bool:
+    """Whether any Content is the model's or answers a call: else the result and
+    signature checks have nothing to look at (a first request)."""
+    for content in contents:
+        role = _role(content)
+        if role == "model" or (role == "user" and _answers(_parts(content))):
+            return True
+    return False
+
+
 def _result_problem(contents: list[Any], on: Collection[str]) -> Reply | None:
     # user Content index -> the calls of the model turn right before it; and the user
     # Contents after that one which answer the same calls (results spread over Contents).
@@ -184,8 +194,6 @@ def _key(call: dict[str, Any]) -> Any:
 def _signature_problem(
     store: SessionStore, contents: list[Any], on: Collection[str]
 ) -> Reply | None:
-    if not any(_role(content) == "model" for content in contents):
-        return None  # nothing replayed: no signature to check (and no index to build)
     emitted, signatures = _emitted(store)
     for position, content in enumerate(contents):
         if _role(content) != "model":
@@ -222,7 +230,7 @@ def check(store: SessionStore, body: dict[str, Any], on: Collection[str]) -> Rep
         if refused is not None:
             return refused
     contents = body.get("contents")
-    if not isinstance(contents, list):
+    if not isinstance(contents, list) or not _replays(contents):
         return None
     problem = _result_problem(contents, on)
     if problem is not None:
