@@ -2,11 +2,10 @@
 
 Run: ``.venv/bin/python bench/server_throughput.py`` (options: ``--duration``, ``--repeat``,
 ``--connections``, ``--servers``, ``--aimock-dir``, ``--compare-src``, ``--protocol``).
-Prints, per server
-and connection count, turns/s, wrk's p50 and p99 latency and the server process's CPU
-time per turn, each as the median (min–max) over the rounds, and then every server's
-ratio to aimock, computed round by round. Servers (``--servers``, default
-``mock,aimock``):
+Prints, per server and connection count, turns/s, wrk's p50 and p99 latency and the
+server process's CPU time per turn, each as the median (min–max) over the rounds, and
+then every server's ratio to aimock, computed round by round. Servers (``--servers``,
+default ``mock,aimock``):
 
 - ``mock``: :class:`callgate.mock` serving a scripted turn with two function calls,
   streamed, on ``--protocol`` (default ``openai_responses``: ``POST /openai/v1/responses``,
