@@ -7,7 +7,7 @@ import contextlib
 import dataclasses
 import json
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -174,6 +174,29 @@ def recording_mock_server(script: Script) -> Iterator[tuple[MockServer, Recordin
     server.app = recorder  # read by start(); the server's state stays the app's state
     with server:
         yield server, recorder
+
+
+_GENAI_CLIENTS: list[Any] = []  # a genai Client closes its transport when collected
+
+
+def genai_client(server: MockServer, version: str = "v1", **http_options: Any) -> Any:
+    """A google-genai client on the mock's Gemini base URL (``http_options`` added), kept
+    alive until the servers of :func:`served` stop."""
+    from google import genai
+
+    options = {"base_url": server.gemini_base_url, "api_version": version, **http_options}
+    client = genai.Client(api_key="conformance", http_options=options)  # type: ignore[arg-type]
+    _GENAI_CLIENTS.append(client)
+    return client
+
+
+@pytest.fixture
+def served() -> Iterator[Callable[[Script], tuple[MockServer, RecordingApp]]]:
+    """``served(script)`` starts a recording mock server; every one started is stopped at
+    the end of the test, after the genai clients made on them are dropped."""
+    with contextlib.ExitStack() as stack:
+        yield lambda script: stack.enter_context(recording_mock_server(script))
+        _GENAI_CLIENTS.clear()
 
 
 def conversation_problems(server: MockServer, conversation: str) -> list[str]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import importlib.metadata
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -24,7 +23,7 @@ from callgate import ProviderError, ToolResult, TruncatedStreamError
 from callgate import gemini_generate_content as ggc
 from callgate.mock import MockServer, Script, ScriptBuilder, call
 
-from .conftest import RecordingApp, recording_mock_server
+from .conftest import RecordingApp, genai_client
 
 GENERATION = int(importlib.metadata.version("google-genai").split(".")[0])
 BASELINE = "2026-11" if GENERATION >= 3 else "2026-07-21"
@@ -44,34 +43,9 @@ def _script(*turns: dict[str, Any], validation: dict[str, bool] | None = None) -
     return builder.build()
 
 
-_CLIENTS: list[genai.Client] = []  # a Client closes its transport when collected
-
-
-def _client(server: MockServer, version: str) -> genai.Client:
-    options = {"base_url": server.gemini_base_url, "api_version": version}
-    client = genai.Client(api_key="conformance", http_options=options)
-    _CLIENTS.append(client)
-    return client
-
-
 def _config(**extra: Any) -> types.GenerateContentConfig:
     tools = [types.Tool(function_declarations=[types.FunctionDeclaration(**d) for d in DECLS])]
     return types.GenerateContentConfig(tools=tools, **extra)
-
-
-@pytest.fixture
-def served() -> Iterator[Any]:
-    started: list[Any] = []
-
-    def start(script: Script) -> tuple[MockServer, RecordingApp]:
-        context = recording_mock_server(script)
-        started.append(context)
-        return context.__enter__()
-
-    yield start
-    _CLIENTS.clear()
-    for context in started:
-        context.__exit__(None, None, None)
 
 
 def _parse(recorder: RecordingApp, index: int) -> ggc.Turn:
@@ -99,7 +73,7 @@ TWO_CALLS = {
 @pytest.mark.parametrize("version", VERSIONS)
 def test_generate_content_releases_the_calls_the_sdk_saw(served: Any, version: str) -> None:
     server, recorder = served(_script({**TWO_CALLS, "expect": {"model": MODEL, "stream": False}}))
-    response = _client(server, version).models.generate_content(
+    response = genai_client(server, version).models.generate_content(
         model=MODEL, contents="Weather and time in Paris?", config=_config()
     )
     turn = _parse(recorder, 0)
@@ -127,7 +101,7 @@ def test_generate_content_stream_releases_the_calls_the_sdk_saw(
         respond["chunk_plan"] = plan
     server, recorder = served(_script({**respond, "expect": {"stream": True}}))
     chunks = list(
-        _client(server, version).models.generate_content_stream(
+        genai_client(server, version).models.generate_content_stream(
             model=MODEL, contents="Weather?", config=_config()
         )
     )
@@ -149,7 +123,7 @@ def test_calls_with_ids_bind_by_id(served: Any) -> None:
     ]
     server, recorder = served(_script({"calls": calls, "chunk_plan": [2]}))
     chunks = list(
-        _client(server, "v1").models.generate_content_stream(
+        genai_client(server, "v1").models.generate_content_stream(
             model=MODEL, contents="x", config=_config()
         )
     )
@@ -172,7 +146,7 @@ def test_chat_stream_replays_one_model_content_per_chunk_and_the_checks_pass(
             {"text": "Sunny, noon.", "expect": {"function_results": results, "stream": False}},
         )
     )
-    chat = _client(server, version).chats.create(model=MODEL, config=_config())
+    chat = genai_client(server, version).chats.create(model=MODEL, config=_config())
     chunks = list(chat.send_message_stream("Weather and time?"))
     seen = [c for chunk in chunks for c in chunk.function_calls or ()]
     turn = _parse(recorder, 0)
@@ -199,7 +173,7 @@ def test_callgate_continuation_goes_through_the_sdk_and_matches(served: Any) -> 
                 {"name": "get_time", "output": "12:00", "is_error": True}]}},
         )
     )  # fmt: skip
-    client = _client(server, "v1")
+    client = genai_client(server, "v1")
     user = {"role": "user", "parts": [{"text": "Weather?"}]}
     list(client.models.generate_content_stream(model=MODEL, contents=[user], config=_config()))
     turn = _parse(recorder, 0)
@@ -235,7 +209,7 @@ def test_automatic_function_calling_runs_the_functions_and_the_journal_shows_it(
                 {"name": "get_weather", "output": {"temp": 21}}]}},
         )
     )  # fmt: skip
-    client = _client(server, "v1")
+    client = genai_client(server, "v1")
     config = types.GenerateContentConfig(tools=[get_weather])
     if stream:
         chunks = list(
@@ -270,7 +244,7 @@ def test_automatic_function_calling_off_returns_the_calls(served: Any) -> None:
         tools=[get_weather],
         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
     )
-    response = _client(server, "v1beta").models.generate_content(
+    response = genai_client(server, "v1beta").models.generate_content(
         model=MODEL, contents="Rome?", config=config
     )
     assert ran == []
@@ -290,7 +264,7 @@ def _first_turn(served: Any, **validation: bool) -> tuple[MockServer, genai.Clie
             validation=validation or None,
         )
     )
-    client = _client(server, "v1")
+    client = genai_client(server, "v1")
     response = client.models.generate_content(model=MODEL, contents="Weather?", config=_config())
     model = response.candidates[0].content.model_dump(mode="json", by_alias=True, exclude_none=True)
     user = {"role": "user", "parts": [{"text": "Weather?"}]}
@@ -359,7 +333,7 @@ def test_http_error_reaches_the_sdk_as_its_client_error(served: Any) -> None:
     fault = {"type": "http_error", "status": 429, "message": "slow down", "retry_after": 3}
     server, _recorder = served(_script({"text": "x", "fault": fault}))
     with pytest.raises(errors.ClientError) as err:
-        _client(server, "v1").models.generate_content(model=MODEL, contents="x")
+        genai_client(server, "v1").models.generate_content(model=MODEL, contents="x")
     assert err.value.code == 429
     assert err.value.status == "RESOURCE_EXHAUSTED"
 
@@ -368,7 +342,7 @@ def test_an_error_chunk_raises_in_the_sdk_and_is_a_provider_error_to_callgate(se
     fault = {"type": "error_event", "after": 1, "code": "503", "message": "overloaded"}
     server, recorder = served(_script({"text": "abcdef", "chunking": {"fixed": 2}, "fault": fault}))
     with pytest.raises(errors.ServerError):
-        list(_client(server, "v1").models.generate_content_stream(model=MODEL, contents="x"))
+        list(genai_client(server, "v1").models.generate_content_stream(model=MODEL, contents="x"))
     with pytest.raises(ProviderError) as err:
         _parse(recorder, 0)
     assert (err.value.error_code, err.value.error_type) == ("503", "UNAVAILABLE")
@@ -387,7 +361,9 @@ def test_a_cut_stream_ends_silently_in_the_sdk_and_is_truncated_to_callgate(
     served: Any, respond: dict[str, Any]
 ) -> None:
     server, recorder = served(_script(respond))
-    chunks = list(_client(server, "v1").models.generate_content_stream(model=MODEL, contents="x"))
+    chunks = list(
+        genai_client(server, "v1").models.generate_content_stream(model=MODEL, contents="x")
+    )
     assert all(ch.candidates[0].finish_reason is None for ch in chunks)
     with pytest.raises(TruncatedStreamError):
         _parse(recorder, 0)

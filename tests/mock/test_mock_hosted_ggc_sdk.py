@@ -12,17 +12,15 @@ from __future__ import annotations
 
 import datetime
 import importlib.metadata
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from google import genai
 from google.genai import errors, types
 
 from callgate import gemini_generate_content as ggc
-from callgate.mock import MockServer, Script, ScriptBuilder
+from callgate.mock import Script, ScriptBuilder
 
-from .conftest import RecordingApp, recording_mock_server
+from .conftest import genai_client
 
 GENERATION = int(importlib.metadata.version("google-genai").split(".")[0])
 BASELINE = "2026-11" if GENERATION >= 3 else "2026-07-21"
@@ -100,31 +98,6 @@ def _script(hosted: dict[str, Any], text: str, stream: bool) -> Script:
     return builder.build()
 
 
-_CLIENTS: list[genai.Client] = []
-
-
-@pytest.fixture
-def served() -> Iterator[Any]:
-    started: list[Any] = []
-
-    def start(script: Script) -> tuple[MockServer, RecordingApp]:
-        context = recording_mock_server(script)
-        started.append(context)
-        return context.__enter__()
-
-    yield start
-    _CLIENTS.clear()
-    for context in started:
-        context.__exit__(None, None, None)
-
-
-def _client(server: MockServer, version: str = "v1") -> genai.Client:
-    options = {"base_url": server.gemini_base_url, "api_version": version}
-    client = genai.Client(api_key="conformance", http_options=options)
-    _CLIENTS.append(client)
-    return client
-
-
 def _dump(model: Any) -> Any:
     return (
         None if model is None else model.model_dump(by_alias=True, exclude_none=True, mode="json")
@@ -183,7 +156,7 @@ def _run(served: Any, tool: str, stream: bool, version: str) -> tuple[ggc.Turn, 
     hosted, text, sdk_tool = CASES[tool]
     server, recorder = served(_script(hosted, text, stream))
     config = types.GenerateContentConfig(tools=[sdk_tool])
-    client = _client(server, version)
+    client = genai_client(server, version)
     if stream:
         chunks = list(
             client.models.generate_content_stream(model=MODEL, contents="q", config=config)
@@ -252,7 +225,9 @@ def test_queries_first_stream_early_then_whole_on_the_last_chunk(served: Any) ->
     server, recorder = served(_script({**hosted, "queries_first": True}, text, True))
     config = types.GenerateContentConfig(tools=[sdk_tool])
     chunks = list(
-        _client(server).models.generate_content_stream(model=MODEL, contents="q", config=config)
+        genai_client(server).models.generate_content_stream(
+            model=MODEL, contents="q", config=config
+        )
     )
     first, last = (
         chunks[0].candidates[0].grounding_metadata,
@@ -274,7 +249,7 @@ def test_chat_replays_the_hosted_parts_and_the_next_turn_matches(served: Any) ->
     config = types.GenerateContentConfig(
         tools=[types.Tool(code_execution=types.ToolCodeExecution())]
     )
-    chat = _client(server).chats.create(model=MODEL, config=config)
+    chat = genai_client(server).chats.create(model=MODEL, config=config)
     list(chat.send_message_stream("Sum it"))
     assert chat.send_message("Thanks").text == "Done."
     replay = recorder.exchanges[1].request_json()["contents"]
@@ -290,7 +265,7 @@ def test_a_refused_tool_option_raises_the_sdk_client_error(served: Any) -> None:
     server, _recorder = served(_script(hosted, text, False))
     tool = types.Tool(file_search=types.FileSearch(file_search_store_names=[STORE], top_k=0))
     with pytest.raises(errors.ClientError) as caught:
-        _client(server).models.generate_content(
+        genai_client(server).models.generate_content(
             model=MODEL, contents="q", config=types.GenerateContentConfig(tools=[tool])
         )
     assert caught.value.code == 400
@@ -324,7 +299,9 @@ def test_the_sdk_spelling_of_each_option_is_accepted(served: Any, tool: types.To
     hosted, text, _ = CASES["googleSearch"]
     server, recorder = served(_script(hosted, text, False))
     config = types.GenerateContentConfig(tools=[tool])
-    response = _client(server).models.generate_content(model=MODEL, contents="q", config=config)
+    response = genai_client(server).models.generate_content(
+        model=MODEL, contents="q", config=config
+    )
     assert (
         response.candidates[0].grounding_metadata.web_search_queries == SEARCH["search"]["queries"]
     )
@@ -387,7 +364,7 @@ def test_the_sdk_gets_a_client_error_for_a_malformed_option(
     hosted, text, _ = CASES["googleSearch"]
     server, _recorder = served(_script(hosted, text, False))
     with pytest.raises(errors.ClientError) as caught:
-        _client(server).models.generate_content(
+        genai_client(server).models.generate_content(
             model=MODEL, contents="q", config=types.GenerateContentConfig(tools=[tool])
         )
     assert caught.value.code == 400
