@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from typing import Any
+
+from timing import best
 
 from callgate.gemini_interactions import parse_stream
 from callgate.gemini_interactions._hosted import project
@@ -73,15 +74,6 @@ def _stream(pairs: int, total: int, *, hosted: bool, as_deltas: bool) -> bytes:
     return _sse(events)
 
 
-def _best(fn: Any, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--pairs", type=int, default=200)
@@ -94,12 +86,12 @@ def main() -> None:
         "hosted-deltas": _stream(args.pairs, args.events, hosted=True, as_deltas=True),
     }
     times = {
-        name: _best(lambda d=data: parse_stream(d), args.repeat) for name, data in streams.items()
+        name: best(lambda d=data: parse_stream(d), args.repeat) for name, data in streams.items()
     }
     turn = parse_stream(streams["hosted"])
     if (len(turn.hosted_calls), len(turn.citations)) != (args.pairs, args.pairs):
         raise SystemExit("the hosted stream did not project every pair and citation")
-    projection = _best(lambda: project(turn.steps), args.repeat)
+    projection = best(lambda: project(turn.steps), args.repeat)
     print(f"{args.events} events, {args.pairs} hosted pairs and citations, best of {args.repeat}")
     for name, seconds in times.items():
         print(f"  {name:14s} {seconds * 1e3:8.2f} ms  {seconds / times['plain']:.2f}x plain")

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
-from collections.abc import Callable
 from typing import Any
+
+from timing import best
 
 from callgate.gemini_generate_content import parse_stream
 
@@ -71,15 +71,6 @@ def build(chunks: int, supports: int, mode: str) -> bytes:
     return b"".join(out)
 
 
-def _best(fn: Callable[[], Any], repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=7)
@@ -99,7 +90,7 @@ def main() -> None:
         times = {mode: float("inf") for mode in streams}
         for _ in range(args.repeat):  # interleaved: the machine's load swings alike
             for mode, data in streams.items():
-                times[mode] = min(times[mode], _best(lambda d=data: parse_stream(d), 1))
+                times[mode] = min(times[mode], best(lambda d=data: parse_stream(d), 1))
         plain = times["plain"]
         grounded = f"{times['grounded'] / plain:.2f}x"
         projected = f"{times['grounded'] / times['same-last']:.2f}x"

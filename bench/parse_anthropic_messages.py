@@ -13,8 +13,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from collections.abc import Callable
+from functools import partial
+
+from timing import best
 
 from callgate.anthropic_messages import parse_stream
 
@@ -133,15 +135,6 @@ def make_sdk() -> Callable[[bytes], None] | None:
     return run
 
 
-def best(fn: Callable[[bytes], None], data: bytes, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn(data)
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
@@ -157,9 +150,9 @@ def main() -> int:
         data, n = build_stream(per_block)
         # Small streams get more repetitions so every figure rests on similar total time.
         reps = max(args.repeat, args.repeat * 16_000 // n)
-        t_bare = best(bare, data, reps)
-        t_cg = best(callgate_parse, data, reps)
-        t_sdk = best(sdk, data, max(1, reps // 2)) if sdk is not None else float("nan")
+        t_bare = best(partial(bare, data), reps)
+        t_cg = best(partial(callgate_parse, data), reps)
+        t_sdk = best(partial(sdk, data), max(1, reps // 2)) if sdk is not None else float("nan")
         per_event.append(t_cg / n)
         print(
             f"{n:>7} {n / t_bare:>11,.0f} {n / t_sdk:>10,.0f} {n / t_cg:>14,.0f} "

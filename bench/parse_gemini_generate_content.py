@@ -24,9 +24,11 @@ import http.server
 import json
 import sys
 import threading
-import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
+
+from timing import best
 
 from callgate import loads_strict
 from callgate.gemini_generate_content import parse_stream
@@ -148,15 +150,6 @@ def make_sdk(server: _Server) -> Callable[[bytes], None] | None:
     return run
 
 
-def best(fn: Callable[[bytes], None], data: bytes, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn(data)
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
@@ -171,12 +164,14 @@ def main() -> int:
     )
     for n in (1000, 4000, 16000, 64000):
         data = build_stream(n)
-        t_bare = best(bare, data, args.repeat)
-        t_strict = best(strict_floor, data, args.repeat)
-        t_cg = best(callgate_parse, data, args.repeat)
-        t_sock = best(server.read_only, data, args.repeat)
+        t_bare = best(partial(bare, data), args.repeat)
+        t_strict = best(partial(strict_floor, data), args.repeat)
+        t_cg = best(partial(callgate_parse, data), args.repeat)
+        t_sock = best(partial(server.read_only, data), args.repeat)
         sdk_repeat = max(1, args.repeat // 2) if n <= 4000 else 1
-        t_sdk = best(sdk, data, sdk_repeat) if sdk is not None and n <= 16000 else float("nan")
+        t_sdk = (
+            best(partial(sdk, data), sdk_repeat) if sdk is not None and n <= 16000 else float("nan")
+        )
         print(
             f"{n:>7} {n / t_bare:>11,.0f} {n / t_strict:>11,.0f} {t_sock * 1e3:>9.1f} "
             f"{n / t_sdk:>10,.0f} {n / t_cg:>14,.0f} {t_cg / n * 1e6:>6.2f} "

@@ -22,9 +22,11 @@ import http.server
 import json
 import sys
 import threading
-import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
+
+from timing import best
 
 from callgate.gemini_interactions import parse_stream
 
@@ -178,15 +180,6 @@ def make_sdk(server: _Server) -> Callable[[bytes], None] | None:
     return run
 
 
-def best(fn: Callable[[bytes], None], data: bytes, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn(data)
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
@@ -201,11 +194,11 @@ def main() -> int:
     )
     for per_call in (500, 2000, 8000):
         data, n = build_stream(per_call)
-        t_bare = best(bare, data, args.repeat)
-        t_cg = best(callgate_parse, data, args.repeat)
-        t_sock = best(server.read_only, data, args.repeat)
+        t_bare = best(partial(bare, data), args.repeat)
+        t_cg = best(partial(callgate_parse, data), args.repeat)
+        t_sock = best(partial(server.read_only, data), args.repeat)
         sdk_repeat = max(1, args.repeat // 2) if per_call <= 2000 else 1
-        t_sdk = best(sdk, data, sdk_repeat) if sdk is not None else float("nan")
+        t_sdk = best(partial(sdk, data), sdk_repeat) if sdk is not None else float("nan")
         print(
             f"{n:>7} {n / t_bare:>11,.0f} {t_sock * 1e3:>9.1f} {n / t_sdk:>10,.0f} "
             f"{n / t_cg:>14,.0f} {t_cg / n * 1e6:>6.2f} {t_sdk / t_cg:>8.1f} "
