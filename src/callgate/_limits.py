@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from ._errors import UsageError
+from ._errors import LimitExceededError, UsageError
 
-__all__ = ["DEFAULT_LIMITS", "Limits"]
+__all__ = ["DEFAULT_LIMITS", "Limits", "room_for_one_more"]
 
 _MiB = 1024 * 1024
 
@@ -71,3 +71,15 @@ class Limits:
 
 
 DEFAULT_LIMITS = Limits()
+
+
+def room_for_one_more(held: int, limits: Limits, what: str) -> None:
+    """Raise :class:`LimitExceededError` (``too many <what>``) when a turn already holds
+    ``max_items_per_turn`` of something and one more is about to be added."""
+    if held >= limits.max_items_per_turn:
+        raise LimitExceededError(
+            f"too many {what}",
+            limit="max_items_per_turn",
+            bound=limits.max_items_per_turn,
+            observed=held + 1,
+        )

@@ -24,7 +24,7 @@ from .._errors import (
 )
 from .._fields import need_str, opt_str
 from .._json import json_copy, loads_strict
-from .._limits import Limits
+from .._limits import Limits, room_for_one_more
 from . import _events as ev
 from ._hosted import ServerBlocks, check_citation
 from ._turn import (
@@ -217,13 +217,7 @@ class Assembly:
         if type(index) is not int or index != expected:
             raise SequenceError(f"content_block_start index {index!r}; expected {expected}")
         limits = self.limits
-        if expected >= limits.max_items_per_turn:
-            raise LimitExceededError(
-                "too many content blocks",
-                limit="max_items_per_turn",
-                bound=limits.max_items_per_turn,
-                observed=expected + 1,
-            )
+        room_for_one_more(expected, limits, "content blocks")
         spec = _block_spec(block)
         if spec.kind == ev.TOOL_INPUT:
             self._check_tool_block(block, spec.name)

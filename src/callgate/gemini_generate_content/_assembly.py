@@ -15,7 +15,7 @@ from typing import Any
 
 from .._errors import LimitExceededError, SchemaError, SequenceError, UnsupportedProviderState
 from .._fields import need_str, opt_str
-from .._limits import Limits
+from .._limits import Limits, room_for_one_more
 from ._events import CALL_PART, DATA_KEYS, HOSTED_PARTS, MODIFIER_KEYS, SNAKE_ALIASES
 from ._turn import FunctionCall, local_call_id
 
@@ -187,13 +187,7 @@ class Assembly:
         self.parts.append(part)
 
     def _check_room(self) -> None:
-        if len(self.parts) >= self._limits.max_items_per_turn:
-            raise LimitExceededError(
-                "too many parts in one turn",
-                limit="max_items_per_turn",
-                bound=self._limits.max_items_per_turn,
-                observed=len(self.parts) + 1,
-            )
+        room_for_one_more(len(self.parts), self._limits, "parts in one turn")
 
     def close(self) -> None:
         """Close the open text run (idempotent)."""

@@ -46,10 +46,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._errors import LimitExceededError, SchemaError, SequenceError, UnsupportedProviderState
+from .._errors import SchemaError, SequenceError, UnsupportedProviderState
 from .._fields import need_str, opt, opt_str
 from .._hosted import Citation, HostedCall
-from .._limits import Limits
+from .._limits import Limits, room_for_one_more
 
 __all__ = ["METADATA_KEYS", "merge_metadata", "project"]
 
@@ -284,13 +284,7 @@ def _citations(
                 raise SchemaError(
                     f"groundingChunkIndices entry {index!r} is outside the {len(chunks)} chunk(s)"
                 )
-            if len(citations) >= limits.max_items_per_turn:
-                raise LimitExceededError(
-                    "too many citations in one turn",
-                    limit="max_items_per_turn",
-                    bound=limits.max_items_per_turn,
-                    observed=len(citations) + 1,
-                )
+            room_for_one_more(len(citations), limits, "citations in one turn")
             kind, source = chunks[index]
             citations.append(Citation(kind=kind, source=source, start=start, end=end, raw=support))
     return chunks, citations

@@ -21,7 +21,7 @@ from .._errors import (
     UnsupportedProviderState,
     UsageError,
 )
-from .._limits import Limits
+from .._limits import Limits, room_for_one_more
 from ._assembly import StepAccumulator, check_step, delta_routes
 from ._events import (
     CLIENT_STEP,
@@ -150,13 +150,7 @@ class Handlers:
         if kind in INPUT_STEPS:
             raise SequenceError(f"a streamed model turn cannot hold a {kind} (input) step")
         limits = self.limits
-        if len(self.steps) >= limits.max_items_per_turn:
-            raise LimitExceededError(
-                "too many steps in one turn",
-                limit="max_items_per_turn",
-                bound=limits.max_items_per_turn,
-                observed=len(self.steps) + 1,
-            )
+        room_for_one_more(len(self.steps), limits, "steps in one turn")
         if kind == CLIENT_STEP:
             call_id = step["id"]  # type: ignore[index]
             if call_id in self.call_ids:

@@ -20,7 +20,7 @@ from .._errors import (
     TruncatedStreamError,
     UnsupportedProviderState,
 )
-from .._limits import Limits
+from .._limits import Limits, room_for_one_more
 from ._assembly import (
     PART_KINDS,
     OpenItem,
@@ -171,12 +171,7 @@ class Handlers:
         if index in self._items:
             raise SequenceError(f"output_index {index} was added twice")
         limits = self._limits
-        if len(self._items) >= limits.max_items_per_turn:
-            raise LimitExceededError(
-                "too many output items",
-                limit="max_items_per_turn",
-                bound=limits.max_items_per_turn,
-            )
+        room_for_one_more(len(self._items), limits, "output items")
         kind = check_item(item, f"output item {index}")
         check_declared(kind, self._declared, f"output item {index}")
         if kind == "function_call":

@@ -30,7 +30,6 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from .._errors import (
-    LimitExceededError,
     SchemaError,
     SequenceError,
     UnsupportedProviderState,
@@ -39,7 +38,7 @@ from .._errors import (
 from .._fields import need
 from .._hosted import Citation, HostedCall
 from .._json import json_copy
-from .._limits import Limits
+from .._limits import Limits, room_for_one_more
 
 __all__ = [
     "ANNOTATION_FIELDS",
@@ -201,12 +200,7 @@ def add_annotation(streamed: list[Any], obj: dict[str, Any], limits: Limits) -> 
         raise SequenceError(
             f"annotation_index {obj['annotation_index']} where {len(streamed)} was next"
         )
-    if len(streamed) >= limits.max_items_per_turn:
-        raise LimitExceededError(
-            "too many annotations in one part",
-            limit="max_items_per_turn",
-            bound=limits.max_items_per_turn,
-        )
+    room_for_one_more(len(streamed), limits, "annotations in one part")
     streamed.append(annotation)
 
 
