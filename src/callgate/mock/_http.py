@@ -120,11 +120,9 @@ def header(request: Request, name: bytes) -> bytes:
 
 
 def bearer(request: Request) -> bool:
-    """Whether the request carries ``Authorization: Bearer <something>``."""
-    for key, raw in request.scope["headers"]:  # the first one, as request.headers.get
-        if key == b"authorization":
-            return raw.startswith(b"Bearer ") and len(raw) > len(b"Bearer ")
-    return False
+    """Whether the request carries ``Authorization: Bearer <something>`` (the first one)."""
+    raw = header(request, b"authorization")
+    return raw.startswith(b"Bearer ") and len(raw) > len(b"Bearer ")
 
 
 def own_error(status: int, message: str) -> dict[str, Any]:
