@@ -242,3 +242,49 @@ def test_a_lease_taken_mid_stream_is_a_result_and_the_new_holder_finishes(
     assert effects_after_loss == ()
     assert done.status == "final", done
     assert remote_count(remote) == 1
+
+
+def test_overlapping_async_runs_on_one_loop_each_keep_their_lease(tmp_path: Path) -> None:
+    """A quick run ending while a slow one waits on its model must not stop the slow
+    run's renewals: each run's lease has its own keeper."""
+    url = f"sqlite:///{tmp_path / 'loop.db'}"
+    remote = tmp_path / "remote.log"
+    protocol = "anthropic_messages"
+    b = ScriptBuilder(seed=5)  # order-free: the two runs interleave on one conversation
+    refund = [call("refund", order_id=42)]
+    b.fixture(protocol, match={"last_user_text": "slow", "has_tool_results": False},
+              calls=refund, pacing=QUICK)  # fmt: skip
+    b.fixture(protocol, match={"last_user_text": "quick", "has_tool_results": False},
+              calls=refund)  # fmt: skip
+    b.fixture(protocol, match={"has_tool_results": True}, text=FINAL)
+    wrong: list[str] = []
+
+    def probe_slow_run() -> None:
+        time.sleep(2.5 * LEASE)
+        wrong.extend(_probe(url, "run-slow"))
+
+    async def main(server: MockServer, ledger: Ledger) -> list[LoopResult]:
+        loop = AsyncHostLoop(
+            protocol=protocol,
+            base_url=server.anthropic_base_url,
+            api_key="k",
+            ledger=ledger,
+            tools=_specs(remote, sleep=0.0),
+            model=MODEL,
+            lease_seconds=LEASE,
+        )
+        async with loop:
+            quick = asyncio.ensure_future(loop.run("run-quick", "quick"))
+            await asyncio.sleep(0)  # the quick run opens its lease first
+            return list(await asyncio.gather(quick, loop.run("run-slow", "slow")))
+
+    with MockServer(b.build()) as server, open_ledger(url) as ledger:
+        prober = threading.Thread(target=probe_slow_run)
+        prober.start()
+        try:
+            results = asyncio.run(main(server, ledger))
+        finally:
+            prober.join()
+    assert [r.status for r in results] == ["final", "final"], results
+    assert wrong == []
+    assert remote_count(remote) == 2

@@ -65,7 +65,7 @@ class AsyncHostLoop(LoopCore):
             return lease
         try:
             for _ in range(self._step_budget()):
-                self._check()
+                self._check(lease)
                 outcome = await self._step(run_id, lease)
                 if outcome is not None:
                     return outcome
@@ -103,7 +103,7 @@ class AsyncHostLoop(LoopCore):
             async with opened as chunks:
                 self._ledger.fault(f"after_{_side(req)}_sent")
                 async for chunk in chunks:
-                    self._check()
+                    self._check(lease)
                     feed.add(chunk)
         else:
             if self._send is None:  # pragma: no cover - the constructor requires one
@@ -113,7 +113,7 @@ class AsyncHostLoop(LoopCore):
                 items = await items
             self._ledger.fault(f"after_{_side(req)}_sent")
             async for item in items:
-                self._check()
+                self._check(lease)
                 feed.add(item)
         return self._finish(req, lease, feed)
 

@@ -68,7 +68,6 @@ class LoopCore(Failures):
 
     _retries = 0
     _sleep_for = 0.0
-    _keeper: LeaseKeeper | None = None
 
     def _make_transport(self, base_url: str, timeout: float, client: Any) -> Any:
         raise NotImplementedError
@@ -145,6 +144,7 @@ class LoopCore(Failures):
         self._unresolved = unresolved
         self._side_effects = bool(provider_side_effects)
         self._lease_seconds = seconds("lease_seconds", lease_seconds)
+        self._keepers: dict[RunLease, LeaseKeeper] = {}
 
     def _plan(self, run_id: str, lease: RunLease) -> Outcome | _Do:
         """What the run's last request needs: an outcome, nothing more now (None), or a
@@ -187,20 +187,21 @@ class LoopCore(Failures):
             lease = self._acquire(run_id)
         except RunBusyError as busy:
             return self._result(run_id, "waiting", detail=f"{busy}: resume after that")
-        self._keeper = LeaseKeeper(self._ledger, lease, lease_seconds=self._lease_seconds)
-        self._keeper.start()
+        keeper = LeaseKeeper(self._ledger, lease, lease_seconds=self._lease_seconds)
+        self._keepers[lease] = keeper.start()  # per lease: runs may overlap on one loop
         return lease
 
     def _close(self, lease: RunLease) -> None:
-        if self._keeper is not None:
-            self._keeper.stop()
-            self._keeper = None
+        keeper = self._keepers.pop(lease, None)
+        if keeper is not None:
+            keeper.stop()
         self._ledger.release_run(lease)  # fenced: a no-op once the lease is lost
 
-    def _check(self) -> None:
+    def _check(self, lease: RunLease) -> None:
         """Stop here if the lease keeper found the run taken by another worker."""
-        if self._keeper is not None:
-            self._keeper.check()
+        keeper = self._keepers.get(lease)
+        if keeper is not None:
+            keeper.check()
 
     def _lost(self, run_id: str, lost: LeaseLostError) -> LoopResult:
         return self._result(run_id, "lease_lost", error=lost, detail=str(lost))
@@ -229,7 +230,7 @@ class LoopCore(Failures):
                         effect.effect_id,
                         worker_id=self._worker,
                         lease_seconds=self._lease_seconds,
-                        keeper=self._keeper,
+                        keeper=self._keepers.get(lease),
                     )
         results = self._ledger.results(run_id, seq)
         if results is None:
@@ -293,7 +294,7 @@ class LoopCore(Failures):
         return turn, snapshot, tid
 
     def _identify(self, req: RequestRecord, lease: RunLease, turn_id: str, point: str) -> None:
-        self._check()
+        self._check(lease)
         self._ledger.identify(req.request_id, turn_id, lease=lease)
         self._ledger.fault(
             "after_first_event" if point == "request" else f"after_{point}_identified"

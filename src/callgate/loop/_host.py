@@ -78,7 +78,7 @@ class HostLoop(LoopCore):
             return lease
         try:
             for _ in range(self._step_budget()):
-                self._check()
+                self._check(lease)
                 outcome = self._step(run_id, lease)
                 if outcome is not None:
                     return outcome
@@ -115,7 +115,7 @@ class HostLoop(LoopCore):
             with self._transport.post_stream(path, payload, self._headers) as it:
                 self._ledger.fault(f"after_{_side(req)}_sent")
                 for chunk in it:
-                    self._check()
+                    self._check(lease)
                     feed.add(chunk)
         else:
             if self._send is None:  # pragma: no cover - the constructor requires one
@@ -123,7 +123,7 @@ class HostLoop(LoopCore):
             items = self._send(req.body, dict(self._headers))
             self._ledger.fault(f"after_{_side(req)}_sent")
             for item in items:
-                self._check()
+                self._check(lease)
                 feed.add(item)
         return self._finish(req, lease, feed)
 
