@@ -34,6 +34,9 @@ class HostLoop(LoopCore):
     after the function tools; the provider runs them, their calls never reach the ledger,
     and continuations replay what they produced (see :mod:`callgate.loop._hosted`).
     ``unresolved`` is the run's policy for an unresolved effect (``hold`` or ``report``).
+    ``lease_seconds`` is the lease on the run and on each tool attempt; a keeper thread
+    renews both every third of it while the model or a tool takes its time
+    (:class:`~callgate.ledger.LeaseKeeper`), so neither has to be faster than the lease.
     """
 
     def _make_transport(self, base_url: str, timeout: float, client: Any) -> Any:
