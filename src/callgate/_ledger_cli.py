@@ -111,13 +111,28 @@ def _record(effect: Any) -> dict[str, Any]:
         if result is None
         else {"output": result.output, "is_error": result.is_error},
         "duplicate_of": effect.duplicate_of,
+        "lease_owner": effect.lease_owner,
+        "lease_until": _until(effect),
     }
 
 
+def _until(effect: Any) -> str | None:
+    """The lease (or a verifier's settle time) on the database clock, ISO-8601 UTC."""
+    from .ledger import iso_utc
+
+    return None if effect.lease_until is None else iso_utc(effect.lease_until)
+
+
 def _line(effect: Any) -> str:
+    leased = ""
+    if effect.lease_owner is not None and effect.lease_until is not None:
+        leased = f" worker={effect.lease_owner} lease_until={_until(effect)}"
+    elif effect.lease_until is not None:
+        leased = f" due={_until(effect)}"  # an inconclusive verification, asked again then
     return (
         f"{effect.effect_id[:12]}  {effect.state.value:<17} v{effect.version:<3} "
         f"{effect.tool:<16} run={effect.run_id} turn={effect.turn_seq} call={effect.call_id}"
+        f"{leased}"
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ._leases import LeaseKeeper
 from ._ledger import UNKNOWN_OUTCOME, FaultHook, Ledger
 from ._model import (
     Applied,
@@ -23,6 +24,7 @@ from ._model import (
     EffectState,
     FencedError,
     Inconclusive,
+    LeaseLostError,
     LedgerError,
     NotApplied,
     RecoveryReport,
@@ -34,13 +36,17 @@ from ._model import (
     Tool,
     ToolContext,
     TurnInput,
+    iso_utc,
 )
+from ._operator import DEFAULT_PENDING
 from ._outbox import LocalTx, OutboxMessage
 from ._schema import SCHEMA_VERSION, migrate
 from ._store import open_store
 from ._transitions import TRANSITIONS, is_legal_trail
+from ._waits import waits_for
 
 __all__ = [
+    "DEFAULT_PENDING",
     "SCHEMA_VERSION",
     "TRANSITIONS",
     "UNKNOWN_OUTCOME",
@@ -56,6 +62,8 @@ __all__ = [
     "EffectState",
     "FencedError",
     "Inconclusive",
+    "LeaseKeeper",
+    "LeaseLostError",
     "Ledger",
     "LedgerError",
     "LocalTx",
@@ -71,7 +79,9 @@ __all__ = [
     "ToolContext",
     "TurnInput",
     "is_legal_trail",
+    "iso_utc",
     "open_ledger",
+    "waits_for",
 ]
 
 

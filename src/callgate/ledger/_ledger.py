@@ -22,6 +22,7 @@ from typing import Any
 from .._errors import UsageError
 from .._results import ToolResult
 from . import _operator, _outbox, _record
+from ._leases import LeaseKeeper
 from ._model import (
     SETTLED,
     UNRESOLVED,
@@ -107,6 +108,12 @@ class Ledger(RunsAndRequests):
     def reading(self) -> Any:
         """A read-only view of the store (no write lock)."""
         return self._store.read()
+
+    def reopen(self) -> Ledger:
+        """Another handle on the same database and scope, over a connection of its own
+        (for another thread, e.g. a :class:`LeaseKeeper`'s). It has no tools and no fault
+        hook; close it when done."""
+        return Ledger(self._store.reopen(), scope=self.scope, policy_version=self.policy_version)
 
     def close(self) -> None:
         self._store.close()
@@ -342,11 +349,14 @@ class Ledger(RunsAndRequests):
         )
 
     def heartbeat(self, claim: Claim, *, lease_seconds: float = 30.0) -> None:
-        """Extend the claim's lease; raises :class:`FencedError` if it is no longer current."""
+        """Extend the claim's lease to ``lease_seconds`` from now (database clock); raises
+        :class:`FencedError` if the claim is no longer current: settled, or recovered
+        after its lease ran out (both move the epoch or the state). Like :meth:`settle`,
+        fenced by the epoch: a lease that ran out while nobody recovered it is extended."""
         with self._store.transaction() as tx:
             row = tx.one(
                 "UPDATE ledger_effects SET lease_until = {now} + ? WHERE effect_id = ? "
-                "AND state = 'executing' AND epoch = ? AND lease_until > {now} RETURNING epoch",
+                "AND state = 'executing' AND epoch = ? RETURNING epoch",
                 (lease_seconds, claim.effect_id, claim.epoch),
             )
         if row is None:
@@ -396,9 +406,16 @@ class Ledger(RunsAndRequests):
         return tuple((int(r[0]), r[1], _load_text(r[2])) for r in rows)
 
     def execute(
-        self, effect_id: str, *, worker_id: str, lease_seconds: float = 30.0
+        self,
+        effect_id: str,
+        *,
+        worker_id: str,
+        lease_seconds: float = 30.0,
+        keeper: LeaseKeeper | None = None,
     ) -> EffectRecord:
-        """Claim, run and settle one effect; return its record (unchanged if not ready)."""
+        """Claim, run and settle one effect; return its record (unchanged if not ready).
+        With ``keeper``, the claim's lease is renewed while the tool runs (a tool may then
+        run longer than ``lease_seconds``; give the keeper the same ``lease_seconds``)."""
         current = self.effect(effect_id)
         tool = self._tools.get(current.tool)
         if tool is None:
@@ -406,7 +423,10 @@ class Ledger(RunsAndRequests):
         claim = self.claim(effect_id, worker_id=worker_id, lease_seconds=lease_seconds)
         if claim is None:
             return self.effect(effect_id)
-        return self.run_claim(claim, tool)
+        if keeper is None:
+            return self.run_claim(claim, tool)
+        with keeper.holding(claim):
+            return self.run_claim(claim, tool)
 
     def run_claim(self, claim: Claim, tool: Tool) -> EffectRecord:
         """Run one claimed attempt and settle it (see the effect classes in docs/ledger.md)."""

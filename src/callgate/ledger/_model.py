@@ -7,6 +7,7 @@ the stores in ``_sqlite`` / ``_postgres`` only persist it.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import enum
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
@@ -27,6 +28,7 @@ __all__ = [
     "EffectState",
     "FencedError",
     "Inconclusive",
+    "LeaseLostError",
     "LedgerError",
     "NotApplied",
     "RecoveryReport",
@@ -38,7 +40,15 @@ __all__ = [
     "Tool",
     "ToolContext",
     "TurnInput",
+    "iso_utc",
 ]
+
+
+def iso_utc(seconds: float) -> str:
+    """A time on the database clock (epoch seconds, as the ledger stores leases) in
+    ISO-8601 UTC, to the millisecond: ``2026-07-21T09:30:00.250Z``."""
+    moment = datetime.datetime.fromtimestamp(seconds, datetime.UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class LedgerError(CallgateError):
@@ -58,12 +68,50 @@ class FencedError(LedgerError):
     """A write carried a lease epoch that is no longer current (the result was kept aside)."""
 
 
+class LeaseLostError(FencedError):
+    """The run lease is gone: another worker took the run (its epoch moved on) or it was
+    released. ``run_id``, ``worker_id`` and ``epoch_held`` name the lease that was lost;
+    ``epoch_found`` and ``owner_found`` what the database holds now (``owner_found`` is
+    None for a released run). Nothing was written under the lost lease."""
+
+    def __init__(
+        self,
+        run_id: str,
+        *,
+        worker_id: str,
+        epoch_held: int,
+        epoch_found: int | None,
+        owner_found: str | None,
+    ) -> None:
+        holder = f"held by {owner_found!r}" if owner_found is not None else "released"
+        super().__init__(
+            f"run {run_id!r}: the lease {worker_id!r} held at epoch {epoch_held} is lost; "
+            f"the run is at epoch {epoch_found}, {holder}"
+        )
+        self.run_id = run_id
+        self.worker_id = worker_id
+        self.epoch_held = epoch_held
+        self.epoch_found = epoch_found
+        self.owner_found = owner_found
+
+
 class ApprovalError(LedgerError):
     """An effect that needs an approval has no valid, unconsumed one."""
 
 
 class RunBusyError(LedgerError):
-    """Another worker holds the run's advancement lease."""
+    """Another worker holds the run's advancement lease: ``owner`` at ``epoch``, until
+    ``until`` (epoch seconds on the database clock; :func:`iso_utc` formats it)."""
+
+    def __init__(self, run_id: str, *, owner: str, epoch: int, until: float) -> None:
+        super().__init__(
+            f"run {run_id!r} is being advanced by worker {owner!r} (lease epoch {epoch}) "
+            f"until {iso_utc(until)} on the database clock"
+        )
+        self.run_id = run_id
+        self.owner = owner
+        self.epoch = epoch
+        self.until = until
 
 
 class EffectClass(enum.StrEnum):
@@ -259,6 +307,9 @@ class EffectRecord:
     duplicate_of: str | None
     delivered_request_id: str | None
     scope: str
+    # While ``executing`` or ``verifying``: when the attempt's lease runs out; while an
+    # inconclusive ``unknown``: when the verifier is due again (database clock, seconds).
+    lease_until: float | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -37,8 +37,11 @@ __all__ = ["approvals", "approve", "deny", "lose", "pending", "recover", "resolv
 
 _RETRY_CLASSES = frozenset({EffectClass.READ, EffectClass.IDEMPOTENT_REMOTE, EffectClass.LOCAL_TX})
 _RELEASE = {"lease_owner": None, "lease_until": None, "epoch": RawSQL("epoch + 1")}
+# What waits for a decision or for a lease to run out: a live worker's claim is listed
+# too, so the operator sees what a resuming loop sees (it waits for that lease).
 DEFAULT_PENDING = (
     EffectState.AWAITING_APPROVAL,
+    EffectState.EXECUTING,
     EffectState.UNKNOWN,
     EffectState.VERIFYING,
     EffectState.NEEDS_OPERATOR,
@@ -293,7 +296,10 @@ def pending(
     *,
     run_id: str | None = None,
 ) -> tuple[EffectRecord, ...]:
-    """Effects of the scope in ``states`` (default: the ones waiting for a decision)."""
+    """Effects of the scope in ``states``; by default the ones that wait: for an
+    approval, an operator, a verifier, or a worker's lease (``executing``: the record's
+    ``lease_owner`` and ``lease_until`` say whose, and until when on the database clock).
+    :func:`~callgate.ledger.waits_for` says it in words."""
     wanted = [EffectState(s).value for s in states]
     if not wanted:
         return ()

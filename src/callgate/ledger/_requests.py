@@ -9,7 +9,14 @@ from typing import Any
 
 from .._digest import canonical_digest
 from .._errors import UsageError
-from ._model import ConflictError, FencedError, RequestRecord, RequestState, RunBusyError, RunLease
+from ._model import (
+    ConflictError,
+    LeaseLostError,
+    RequestRecord,
+    RequestState,
+    RunBusyError,
+    RunLease,
+)
 from ._rows import REQUEST_COLUMNS, audit, dump, request_from_row
 from ._store import Store, Tx
 
@@ -52,7 +59,8 @@ class RunsAndRequests:
     def acquire_run(self, run_id: str, *, worker_id: str, lease_seconds: float = 30.0) -> RunLease:
         """Take the run's advancement lease (one advancing builder per run).
 
-        Raises :class:`RunBusyError` while another worker's lease is live.
+        Raises :class:`RunBusyError` (naming the holder and its expiry) while another
+        worker's lease is live.
         """
         with self._store.transaction() as tx:
             self._ensure_run(tx, run_id)
@@ -62,9 +70,34 @@ class RunsAndRequests:
                 "(owner IS NULL OR owner_until < {now} OR owner = ?) RETURNING owner_epoch",
                 (worker_id, lease_seconds, self.scope, run_id, worker_id),
             )
+            if row is None:
+                held = tx.one(
+                    "SELECT owner, owner_epoch, owner_until FROM ledger_runs "
+                    "WHERE scope = ? AND run_id = ?",
+                    (self.scope, run_id),
+                )
         if row is None:
-            raise RunBusyError(f"run {run_id!r} is being advanced by another worker")
+            owner, epoch, until = held or ("?", 0, 0.0)
+            raise RunBusyError(run_id, owner=owner, epoch=int(epoch), until=float(until))
         return RunLease(run_id=run_id, worker_id=worker_id, epoch=int(row[0]))
+
+    def renew_run(self, lease: RunLease, *, lease_seconds: float = 30.0) -> float:
+        """Extend the run lease to ``lease_seconds`` from now on the database clock; return
+        the new expiry (epoch seconds, database clock).
+
+        Fenced by the epoch: a lease that ran out while nobody took the run is renewed (no
+        one else can have advanced it); raises :class:`LeaseLostError` once another worker
+        took the run (the epoch moved on) or it was released.
+        """
+        with self._store.transaction() as tx:
+            row = tx.one(
+                "UPDATE ledger_runs SET owner_until = {now} + ? WHERE scope = ? AND "
+                "run_id = ? AND owner = ? AND owner_epoch = ? RETURNING owner_until",
+                (lease_seconds, self.scope, lease.run_id, lease.worker_id, lease.epoch),
+            )
+            if row is None:
+                raise self._lost(tx, lease)
+        return float(row[0])
 
     def release_run(self, lease: RunLease) -> None:
         with self._store.transaction() as tx:
@@ -75,17 +108,32 @@ class RunsAndRequests:
             )
 
     def _check_lease(self, tx: Tx, run_id: str, lease: RunLease | None) -> None:
+        """Fence a write by the run lease's epoch: the run row is locked (PostgreSQL) so no
+        acquisition can slip between this check and the write's commit."""
         if lease is None:
             return
+        if lease.run_id != run_id:
+            raise UsageError(f"the lease is for run {lease.run_id!r}, not {run_id!r}")
         row = tx.one(
-            "SELECT owner, owner_epoch, owner_until > {now} FROM ledger_runs "
-            "WHERE scope = ? AND run_id = ?",
+            "SELECT owner, owner_epoch FROM ledger_runs WHERE scope = ? AND run_id = ? "
+            "{for_update}",
             (self.scope, run_id),
         )
-        if lease.run_id != run_id or row is None or row[0] != lease.worker_id:
-            raise FencedError(f"run lease for {run_id!r} is not held by {lease.worker_id!r}")
-        if int(row[1]) != lease.epoch or not row[2]:
-            raise FencedError(f"run lease epoch {lease.epoch} for {run_id!r} is stale")
+        if row is None or row[0] != lease.worker_id or int(row[1]) != lease.epoch:
+            raise self._lost(tx, lease)
+
+    def _lost(self, tx: Tx, lease: RunLease) -> LeaseLostError:
+        row = tx.one(
+            "SELECT owner, owner_epoch FROM ledger_runs WHERE scope = ? AND run_id = ?",
+            (self.scope, lease.run_id),
+        )
+        return LeaseLostError(
+            lease.run_id,
+            worker_id=lease.worker_id,
+            epoch_held=lease.epoch,
+            epoch_found=None if row is None else int(row[1]),
+            owner_found=None if row is None else row[0],
+        )
 
     # -- model requests (R5) --------------------------------------------------------------
 
@@ -194,23 +242,29 @@ class RunsAndRequests:
             detail=sets or None,
         )
 
-    def mark_sent(self, request_id: str) -> RequestRecord:
-        """The request is about to leave (or has): from here its outcome may be in doubt."""
+    def mark_sent(self, request_id: str, *, lease: RunLease | None = None) -> RequestRecord:
+        """The request is about to leave (or has): from here its outcome may be in doubt.
+        With ``lease``, fenced like :meth:`record_request`."""
         with self._store.transaction() as tx:
             req = self._request(tx, request_id)
+            self._check_lease(tx, req.run_id, lease)
             if req.state is RequestState.PREPARED:
                 self._move_request(tx, req, RequestState.SENT, "send")
             elif req.state is not RequestState.SENT:
                 raise ConflictError(f"request {request_id!r} is {req.state.value}, not prepared")
             return self._request(tx, request_id)
 
-    def identify(self, request_id: str, provider_turn_id: str) -> RequestRecord:
+    def identify(
+        self, request_id: str, provider_turn_id: str, *, lease: RunLease | None = None
+    ) -> RequestRecord:
         """Record the provider's turn id from the first event naming it, and deliver the
-        results the request carried (the provider accepted the continuation: R4)."""
+        results the request carried (the provider accepted the continuation: R4). With
+        ``lease``, fenced like :meth:`record_request`."""
         if type(provider_turn_id) is not str or not provider_turn_id:
             raise UsageError("provider_turn_id must be a non-empty str")
         with self._store.transaction() as tx:
             req = self._request(tx, request_id)
+            self._check_lease(tx, req.run_id, lease)
             if req.provider_turn_id is not None:
                 if req.provider_turn_id != provider_turn_id:
                     raise ConflictError(
@@ -227,12 +281,16 @@ class RunsAndRequests:
                 self._deliver(tx, req.run_id, req.carries_turn, request_id)
             return self._request(tx, request_id)
 
-    def request_failed(self, request_id: str, *, definite: bool, reason: str) -> RequestRecord:
+    def request_failed(
+        self, request_id: str, *, definite: bool, reason: str, lease: RunLease | None = None
+    ) -> RequestRecord:
         """The request failed: ``definite`` when the provider surely did not start a turn
-        (e.g. a 4xx before any event), otherwise its outcome is ``unknown``."""
+        (e.g. a 4xx before any event), otherwise its outcome is ``unknown``. With
+        ``lease``, fenced like :meth:`record_request`."""
         to = RequestState.FAILED_DEFINITE if definite else RequestState.UNKNOWN
         with self._store.transaction() as tx:
             req = self._request(tx, request_id)
+            self._check_lease(tx, req.run_id, lease)
             if req.state not in (*OPEN_REQUEST, RequestState.UNKNOWN):
                 raise ConflictError(f"request {request_id!r} is {req.state.value}")
             self._move_request(tx, req, to, "request_failed", error=reason)

@@ -46,7 +46,7 @@ class RawSQL:
 EFFECT_COLUMNS = (
     "effect_id, run_id, turn_seq, position, call_id, tool, effect_class, arguments, "
     "args_digest, idempotency_token, state, version, attempt, epoch, lease_owner, result, "
-    "business_key, duplicate_of, delivered_request_id, scope"
+    "business_key, duplicate_of, delivered_request_id, scope, lease_until"
 )
 REQUEST_COLUMNS = (
     "request_id, run_id, seq, state, provider, request_digest, provider_turn_id, "
@@ -94,6 +94,7 @@ def effect_from_row(row: Row) -> EffectRecord:
         duplicate_of=row[17],
         delivered_request_id=row[18],
         scope=row[19],
+        lease_until=None if row[20] is None else float(row[20]),
     )
 
 

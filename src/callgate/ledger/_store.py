@@ -1,10 +1,11 @@
 """The two stores behind one small interface: a transaction that runs SQL.
 
-SQL is written once, with ``?`` placeholders and two tokens the store fills in: ``{now}``
-(the database's clock, in epoch seconds: leases never trust a worker's clock) and
-``{skip_locked}`` (``FOR UPDATE SKIP LOCKED`` on PostgreSQL; SQLite's ``BEGIN IMMEDIATE``
-already serialises writers). No transaction is held across a network call: the ledger
-opens one per state change and closes it before any tool runs.
+SQL is written once, with ``?`` placeholders and tokens the store fills in: ``{now}``
+(the database's clock, in epoch seconds: leases never trust a worker's clock),
+``{skip_locked}`` and ``{for_update}`` (``FOR UPDATE SKIP LOCKED`` / ``FOR UPDATE`` on
+PostgreSQL; SQLite's ``BEGIN IMMEDIATE`` already serialises writers). No transaction is
+held across a network call: the ledger opens one per state change and closes it before
+any tool runs.
 """
 
 from __future__ import annotations
@@ -26,12 +27,14 @@ Row = tuple[Any, ...]
 _SQLITE_TOKENS = {
     "now": "((julianday('now') - 2440587.5) * 86400.0)",
     "skip_locked": "",
+    "for_update": "",
     "real": "REAL",
     "serial": "INTEGER PRIMARY KEY AUTOINCREMENT",
 }
 _POSTGRES_TOKENS = {
     "now": "(extract(epoch from clock_timestamp())::double precision)",
     "skip_locked": "FOR UPDATE SKIP LOCKED",
+    "for_update": "FOR UPDATE",
     "real": "DOUBLE PRECISION",
     "serial": "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
 }
@@ -64,6 +67,7 @@ class Store(Protocol):
 
     def transaction(self) -> Any: ...  # a context manager yielding a Tx
     def read(self) -> Any: ...  # the same, for reads only (no write lock, no commit work)
+    def reopen(self) -> Store: ...  # a new connection to the same database, same settings
     def close(self) -> None: ...
 
 
@@ -102,6 +106,7 @@ class SQLiteStore:
 
     def __init__(self, url: str, path: str) -> None:
         self.url = url
+        self._path = path
         self._conn = sqlite3.connect(path, isolation_level=None, timeout=30.0)
         mode = self._conn.execute("PRAGMA journal_mode=WAL").fetchone()
         if mode is None or str(mode[0]).lower() != "wal":
@@ -127,6 +132,11 @@ class SQLiteStore:
             yield _SQLiteTx(self._conn)
         finally:
             self._conn.execute("ROLLBACK")
+
+    def reopen(self) -> SQLiteStore:
+        """Another connection to the same file (for another thread: a SQLite connection
+        belongs to the thread that opened it)."""
+        return SQLiteStore(self.url, self._path)
 
     def close(self) -> None:
         self._conn.close()
@@ -191,6 +201,10 @@ class PostgresStore:
         # Autocommit: each read statement is its own snapshot, one round trip.
         with self._conn.cursor() as cur:
             yield _PostgresTx(cur, self._integrity_error)
+
+    def reopen(self) -> PostgresStore:
+        """Another connection to the same database (and search path: it is in the URL)."""
+        return PostgresStore(self.url)
 
     def close(self) -> None:
         self._conn.close()

@@ -3,6 +3,8 @@ the model I/O awaited (``httpx.AsyncClient``, or an async ``send``).
 
 The ledger and the tools still run inline: a ledger commit or a tool that blocks blocks
 the event loop for that long (a SQLite commit with ``synchronous=FULL`` is one fsync).
+For that reason the lease keeper is a thread here too, not a task: a task could not renew
+the run lease or a tool's claim while a blocking tool holds the event loop.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import inspect
 from collections.abc import AsyncIterable, Awaitable, Callable
 from typing import Any
 
-from ..ledger import RequestRecord, RunLease
+from ..ledger import LeaseLostError, RequestRecord, RunLease
 from ._core import Got, LoopCore, Outcome, _Do, _side
 from ._model import LoopError, LoopResult
 from ._transport import AsyncHTTPTransport
@@ -58,17 +60,22 @@ class AsyncHostLoop(LoopCore):
 
     async def _drive(self, run_id: str) -> LoopResult:
         self._retries = 0
-        for _ in range(self._step_budget()):
-            lease = self._acquire(run_id)
-            try:
+        lease = self._open(run_id)
+        if isinstance(lease, LoopResult):
+            return lease
+        try:
+            for _ in range(self._step_budget()):
+                self._check(lease)
                 outcome = await self._step(run_id, lease)
-            finally:
-                self._ledger.release_run(lease)
-            if outcome is not None:
-                return outcome
-            if self._sleep_for:
-                await asyncio.sleep(self._sleep_for)
-                self._sleep_for = 0.0
+                if outcome is not None:
+                    return outcome
+                if self._sleep_for:
+                    await asyncio.sleep(self._sleep_for)
+                    self._sleep_for = 0.0
+        except LeaseLostError as lost:
+            return self._lost(run_id, lost)
+        finally:
+            self._close(lease)
         raise LoopError(f"run {run_id!r} reached no final answer within {self._max_turns} turns")
 
     async def _step(self, run_id: str, lease: RunLease) -> Outcome:
@@ -76,26 +83,27 @@ class AsyncHostLoop(LoopCore):
         if not isinstance(action, _Do):
             return action
         if action.fetch:
-            got = await self._fetch(action.req)
+            got = await self._fetch(action.req, lease)
         else:
             got = await self._post(action.req, lease)
         return self._land(run_id, lease, action.req, got)
 
     async def _post(self, req: RequestRecord, lease: RunLease) -> Got:
-        self._ledger.mark_sent(req.request_id)
+        self._ledger.mark_sent(req.request_id, lease=lease)
         try:
-            return await self._stream(req)
+            return await self._stream(req, lease)
         except Exception as exc:
             return self._post_failed(req, lease, exc)
 
-    async def _stream(self, req: RequestRecord) -> tuple[Any, Any, str]:
-        feed = self._feed(req)
+    async def _stream(self, req: RequestRecord, lease: RunLease) -> tuple[Any, Any, str]:
+        feed = self._feed(req, lease)
         if self._transport is not None:
             path, payload = self._adapter.post(req.body)
             opened = self._transport.post_stream(path, payload, self._headers)
             async with opened as chunks:
                 self._ledger.fault(f"after_{_side(req)}_sent")
                 async for chunk in chunks:
+                    self._check(lease)
                     feed.add(chunk)
         else:
             if self._send is None:  # pragma: no cover - the constructor requires one
@@ -105,14 +113,15 @@ class AsyncHostLoop(LoopCore):
                 items = await items
             self._ledger.fault(f"after_{_side(req)}_sent")
             async for item in items:
+                self._check(lease)
                 feed.add(item)
-        return self._finish(req, feed)
+        return self._finish(req, lease, feed)
 
-    async def _fetch(self, req: RequestRecord) -> Got:
+    async def _fetch(self, req: RequestRecord, lease: RunLease) -> Got:
         if self._transport is None or self._adapter.retrieve is None:  # pragma: no cover
             raise LoopError("the turn is not retrievable")
         path, kind = self._adapter.retrieve(req.provider_turn_id or "")
         try:
             return self._fetched(req, await self._transport.get(path, self._headers), kind)
         except Exception as exc:
-            return self._fetch_failed(req, exc)
+            return self._fetch_failed(req, lease, exc)

@@ -11,6 +11,7 @@ ledger's fault hook; the crash matrix kills the process there.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -19,21 +20,26 @@ from .._digest import canonical_digest
 from .._errors import CallgateError, UsageError
 from .._json import loads_strict
 from ..ledger import (
+    ApprovalError,
     CallInput,
     EffectClass,
     EffectRecord,
     EffectState,
+    LeaseKeeper,
+    LeaseLostError,
     Ledger,
     RequestRecord,
     RequestState,
+    RunBusyError,
     RunLease,
     TurnInput,
+    waits_for,
 )
 from ._adapters import Adapter, Config, adapter_for
+from ._failures import Failures, Got
 from ._hosted import hosted_declarations
-from ._model import LoopError, LoopResult, ProviderHTTPError, Send, ToolSpec
-from ._threads import lost_thread, replay_in_new_thread, with_threads_beta
-from ._transport import is_transport_error
+from ._model import LoopError, LoopResult, Send, ToolSpec, seconds, tool_specs
+from ._threads import with_threads_beta
 from ._wire import StreamFeed, TurnIdWatch, reparse
 
 __all__ = ["MODEL_FAULT_POINTS", "Got", "LoopCore", "Outcome"]
@@ -56,7 +62,7 @@ _DONE = frozenset(
 )
 
 
-class LoopCore:
+class LoopCore(Failures):
     """What the sync :class:`~callgate.loop.HostLoop` and the async loop share: the whole
     state machine except the model I/O (send a request, fetch a turn back)."""
 
@@ -116,9 +122,7 @@ class LoopCore:
             raise UsageError(
                 "threads=True is Anthropic's message threads: only for anthropic_messages"
             )
-        specs = list(tools)
-        if any(not isinstance(s, ToolSpec) for s in specs):
-            raise UsageError("tools must be ToolSpec values")
+        specs = tool_specs(tools)
         for spec in specs:
             ledger.register(spec.tool)
         self.protocol = protocol
@@ -139,7 +143,8 @@ class LoopCore:
         self._worker = worker_id
         self._unresolved = unresolved
         self._side_effects = bool(provider_side_effects)
-        self._lease_seconds = lease_seconds
+        self._lease_seconds = seconds("lease_seconds", lease_seconds)
+        self._keepers: dict[RunLease, LeaseKeeper] = {}
 
     def _plan(self, run_id: str, lease: RunLease) -> Outcome | _Do:
         """What the run's last request needs: an outcome, nothing more now (None), or a
@@ -166,11 +171,40 @@ class LoopCore:
         if req.state in (R.IDENTIFIED, R.UNKNOWN):
             if req.state is R.IDENTIFIED:
                 self._ledger.request_failed(
-                    req.request_id, definite=False, reason="turn lost before it was persisted"
+                    req.request_id,
+                    definite=False,
+                    reason="turn lost before it was persisted",
+                    lease=lease,
                 )
             self._record(run_id, lease, req.body, carries=req.carries_turn)  # re-send (R5)
             return None
         return _Do(req, fetch=False)
+
+    def _open(self, run_id: str) -> RunLease | LoopResult:
+        """Take the run lease for one ``run``/``resume`` and start renewing it; a run another
+        worker advances right now is ``waiting`` (until its lease, named in ``detail``)."""
+        try:
+            lease = self._acquire(run_id)
+        except RunBusyError as busy:
+            return self._result(run_id, "waiting", detail=f"{busy}: resume after that")
+        keeper = LeaseKeeper(self._ledger, lease, lease_seconds=self._lease_seconds)
+        self._keepers[lease] = keeper.start()  # per lease: runs may overlap on one loop
+        return lease
+
+    def _close(self, lease: RunLease) -> None:
+        keeper = self._keepers.pop(lease, None)
+        if keeper is not None:
+            keeper.stop()
+        self._ledger.release_run(lease)  # fenced: a no-op once the lease is lost
+
+    def _check(self, lease: RunLease) -> None:
+        """Stop here if the lease keeper found the run taken by another worker."""
+        keeper = self._keepers.get(lease)
+        if keeper is not None:
+            keeper.check()
+
+    def _lost(self, run_id: str, lost: LeaseLostError) -> LoopResult:
+        return self._result(run_id, "lease_lost", error=lost, detail=str(lost))
 
     def _land(self, run_id: str, lease: RunLease, req: RequestRecord, got: Got) -> Outcome:
         if got is None or isinstance(got, LoopResult):
@@ -190,13 +224,19 @@ class LoopCore:
             ):
                 effect = self._ledger.verify(effect.effect_id)
             if effect.state is EffectState.READY:
-                self._ledger.execute(
-                    effect.effect_id, worker_id=self._worker, lease_seconds=self._lease_seconds
-                )
+                # An approval that lapsed moves it back to awaiting_approval: reported below.
+                with contextlib.suppress(ApprovalError):
+                    self._ledger.execute(
+                        effect.effect_id,
+                        worker_id=self._worker,
+                        lease_seconds=self._lease_seconds,
+                        keeper=self._keepers.get(lease),
+                    )
         results = self._ledger.results(run_id, seq)
         if results is None:
             pending = tuple(e for e in self._turn_effects(run_id, seq) if e.state not in _DONE)
-            return self._result(run_id, "waiting", pending=pending)
+            detail = "; ".join(waits_for(e) for e in pending)
+            return self._result(run_id, "waiting", pending=pending, detail=detail)
         body = self._adapter.next(turn, results, req.body, self._cfg)
         self._record(run_id, lease, body, carries=seq)
         return None
@@ -207,7 +247,7 @@ class LoopCore:
         try:
             self._adapter.kind(turn)
         except CallgateError as exc:
-            return self._refuse(run_id, req, exc)
+            return self._refuse(run_id, req, lease, exc)
         self._ledger.fault("before_turn_persist")
         calls = [CallInput(c.call_id, c.name, c.arguments) for c in turn.calls]
         self._ledger.record_turn(
@@ -234,60 +274,28 @@ class LoopCore:
         )
         self._ledger.fault(f"after_{point}_record")
 
-    def _post_failed(self, req: RequestRecord, lease: RunLease, exc: Exception) -> Got:
-        """A send raised: refuse, retry within the budget, or re-raise what is not ours."""
-        if isinstance(exc, ProviderHTTPError):
-            # An HTTP error before any event: the provider started no turn (definite).
-            self._ledger.request_failed(req.request_id, definite=True, reason=str(exc))
-            if lost_thread(exc, req.body):  # expired, or continued by a lost attempt
-                self._replay_thread(req, lease)
-                return None
-            if exc.retryable and self._spend_retry():
-                self._record(req.run_id, lease, req.body, carries=req.carries_turn)
-                return None
-            return self._refuse(req.run_id, req, exc, failed=True)
-        if isinstance(exc, CallgateError):  # the stream broke a protocol rule: nothing runs
-            return self._refuse(req.run_id, req, exc)
-        if is_transport_error(exc) and self._spend_retry():
-            return None  # SENT or IDENTIFIED: the next step retries or reconciles (R5)
-        raise exc
-
-    def _replay_thread(self, req: RequestRecord, lease: RunLease) -> None:
-        """The whole conversation in a new thread, rebuilt from the ledger (loop/_threads)."""
-        requests = self._ledger.requests(req.run_id)
-        body = replay_in_new_thread(
-            requests, lambda seq: self._ledger.turn_snapshot(req.run_id, seq), req
-        )
-        self._record(req.run_id, lease, body, carries=req.carries_turn)
-
-    def _spend_retry(self) -> bool:
-        """Take one retry from the budget; the driver waits ``_sleep_for`` before the next
-        step (time.sleep or asyncio.sleep)."""
-        if self._retries >= self._max_retries:
-            return False
-        self._retries += 1
-        self._sleep_for = self._backoff * self._retries
-        return True
-
-    def _feed(self, req: RequestRecord) -> StreamFeed:
+    def _feed(self, req: RequestRecord, lease: RunLease) -> StreamFeed:
         def found(turn_id: str) -> None:
-            self._identify(req, turn_id, _side(req))
+            self._identify(req, lease, turn_id, _side(req))
 
         parser = self._adapter.parser(req.body)
         return StreamFeed(parser, TurnIdWatch(self._adapter.event_turn_id), found)
 
-    def _finish(self, req: RequestRecord, feed: StreamFeed) -> tuple[Any, Any, str]:
+    def _finish(
+        self, req: RequestRecord, lease: RunLease, feed: StreamFeed
+    ) -> tuple[Any, Any, str]:
         snapshot = feed.snapshot()
         turn = feed.parser.finish()
         tid = feed.watch.turn_id or self._adapter.turn_id(turn)
         if tid is None:  # an unstored Gemini interaction has no id: a local one
             tid = f"local-{req.request_id[:24]}"
         if feed.watch.turn_id is None:
-            self._identify(req, tid, _side(req))
+            self._identify(req, lease, tid, _side(req))
         return turn, snapshot, tid
 
-    def _identify(self, req: RequestRecord, turn_id: str, point: str) -> None:
-        self._ledger.identify(req.request_id, turn_id)
+    def _identify(self, req: RequestRecord, lease: RunLease, turn_id: str, point: str) -> None:
+        self._check(lease)
+        self._ledger.identify(req.request_id, turn_id, lease=lease)
         self._ledger.fault(
             "after_first_event" if point == "request" else f"after_{point}_identified"
         )
@@ -304,29 +312,6 @@ class LoopCore:
     def _fetched(self, req: RequestRecord, data: bytes, kind: str) -> tuple[Any, Any, str]:
         snapshot = {"body": loads_strict(data)} if kind == "body" else {"sse": data.decode()}
         return reparse(self._adapter.room(), snapshot), snapshot, req.provider_turn_id or ""
-
-    def _fetch_failed(self, req: RequestRecord, exc: Exception) -> Got:
-        if isinstance(exc, ProviderHTTPError):
-            if exc.retryable and self._spend_retry():
-                return None
-            self._ledger.request_failed(req.request_id, definite=False, reason=str(exc))
-            return None  # unknown: the next step re-sends
-        if isinstance(exc, CallgateError):
-            return self._refuse(req.run_id, req, exc)
-        if is_transport_error(exc) and self._spend_retry():
-            return None
-        raise exc
-
-    def _refuse(
-        self, run_id: str, req: RequestRecord, exc: CallgateError, *, failed: bool = False
-    ) -> LoopResult:
-        if not failed:
-            current = self._ledger.request(req.request_id)
-            if current.state in (R.PREPARED, R.SENT, R.IDENTIFIED, R.UNKNOWN):
-                self._ledger.request_failed(
-                    req.request_id, definite=True, reason=f"refused: {type(exc).__name__}: {exc}"
-                )
-        return self._result(run_id, "refused", error=exc, detail=f"{type(exc).__name__}: {exc}")
 
     def _turn_effects(self, run_id: str, seq: int) -> list[EffectRecord]:
         return [e for e in self._ledger.effects(run_id) if e.turn_seq == seq]
@@ -358,7 +343,6 @@ class LoopCore:
         )
 
 
-Got = tuple[Any, Any, str] | LoopResult | None
 Outcome = LoopResult | None
 
 

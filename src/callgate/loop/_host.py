@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..ledger import RequestRecord, RunLease
+from ..ledger import LeaseLostError, RequestRecord, RunLease
 from ._core import LoopCore, Outcome, _Do, _side
 from ._model import LoopError, LoopResult
 from ._transport import HTTPTransport
@@ -34,6 +34,9 @@ class HostLoop(LoopCore):
     after the function tools; the provider runs them, their calls never reach the ledger,
     and continuations replay what they produced (see :mod:`callgate.loop._hosted`).
     ``unresolved`` is the run's policy for an unresolved effect (``hold`` or ``report``).
+    ``lease_seconds`` is the lease on the run and on each tool attempt; a keeper thread
+    renews both every third of it while the model or a tool takes its time
+    (:class:`~callgate.ledger.LeaseKeeper`), so neither has to be faster than the lease.
     """
 
     def _make_transport(self, base_url: str, timeout: float, client: Any) -> Any:
@@ -52,7 +55,11 @@ class HostLoop(LoopCore):
     def run(self, run_id: str, request: Any) -> LoopResult:
         """Start the run with ``request`` (the user's text, or a mapping of the protocol's
         request fields such as ``input``/``messages``) and drive it to a final answer, a
-        refusal, or a wait for a decision. A run the ledger already knows is resumed."""
+        refusal, or a wait for a decision. A run the ledger already knows is resumed.
+
+        The run lease (and a running tool's claim) is renewed from a thread while the
+        model or a tool takes its time; a lease another worker took is the result
+        ``lease_lost``, never an exception (see :class:`LoopResult`)."""
         if self._ledger.requests(run_id):
             return self.resume(run_id)
         self._start(run_id, request)
@@ -69,43 +76,49 @@ class HostLoop(LoopCore):
 
     def _drive(self, run_id: str) -> LoopResult:
         self._retries = 0
-        for _ in range(self._step_budget()):
-            lease = self._acquire(run_id)
-            try:
+        lease = self._open(run_id)
+        if isinstance(lease, LoopResult):
+            return lease
+        try:
+            for _ in range(self._step_budget()):
+                self._check(lease)
                 outcome = self._step(run_id, lease)
-            finally:
-                self._ledger.release_run(lease)
-            if outcome is not None:
-                return outcome
-            if self._sleep_for:
-                time.sleep(self._sleep_for)
-                self._sleep_for = 0.0
+                if outcome is not None:
+                    return outcome
+                if self._sleep_for:
+                    time.sleep(self._sleep_for)
+                    self._sleep_for = 0.0
+        except LeaseLostError as lost:
+            return self._lost(run_id, lost)
+        finally:
+            self._close(lease)
         raise LoopError(f"run {run_id!r} reached no final answer within {self._max_turns} turns")
 
     def _step(self, run_id: str, lease: RunLease) -> Outcome:
         action = self._plan(run_id, lease)
         if not isinstance(action, _Do):
             return action
-        got = self._fetch(action.req) if action.fetch else self._post(action.req, lease)
+        got = self._fetch(action.req, lease) if action.fetch else self._post(action.req, lease)
         return self._land(run_id, lease, action.req, got)
 
     def _post(
         self, req: RequestRecord, lease: RunLease
     ) -> tuple[Any, Any, str] | LoopResult | None:
         """Send the recorded request once; None: the next step goes on from the ledger."""
-        self._ledger.mark_sent(req.request_id)
+        self._ledger.mark_sent(req.request_id, lease=lease)
         try:
-            return self._stream(req)
+            return self._stream(req, lease)
         except Exception as exc:
             return self._post_failed(req, lease, exc)
 
-    def _stream(self, req: RequestRecord) -> tuple[Any, Any, str]:
-        feed = self._feed(req)
+    def _stream(self, req: RequestRecord, lease: RunLease) -> tuple[Any, Any, str]:
+        feed = self._feed(req, lease)
         if self._transport is not None:
             path, payload = self._adapter.post(req.body)
             with self._transport.post_stream(path, payload, self._headers) as it:
                 self._ledger.fault(f"after_{_side(req)}_sent")
                 for chunk in it:
+                    self._check(lease)
                     feed.add(chunk)
         else:
             if self._send is None:  # pragma: no cover - the constructor requires one
@@ -113,10 +126,13 @@ class HostLoop(LoopCore):
             items = self._send(req.body, dict(self._headers))
             self._ledger.fault(f"after_{_side(req)}_sent")
             for item in items:
+                self._check(lease)
                 feed.add(item)
-        return self._finish(req, feed)
+        return self._finish(req, lease, feed)
 
-    def _fetch(self, req: RequestRecord) -> tuple[Any, Any, str] | LoopResult | None:
+    def _fetch(
+        self, req: RequestRecord, lease: RunLease
+    ) -> tuple[Any, Any, str] | LoopResult | None:
         """R5: the provider stored the turn: GET it back instead of asking again."""
         if self._transport is None or self._adapter.retrieve is None:  # pragma: no cover
             raise LoopError("the turn is not retrievable")
@@ -124,4 +140,4 @@ class HostLoop(LoopCore):
         try:
             return self._fetched(req, self._transport.get(path, self._headers), kind)
         except Exception as exc:
-            return self._fetch_failed(req, exc)
+            return self._fetch_failed(req, lease, exc)

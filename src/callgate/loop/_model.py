@@ -72,6 +72,28 @@ class ToolSpec:
         return self.tool.name
 
 
+def tool_specs(tools: Iterable[Any]) -> list[ToolSpec]:
+    """The loop's ``tools=``, checked: a bare ledger ``Tool`` says how to wrap it."""
+    specs = list(tools)
+    for i, spec in enumerate(specs):
+        if not isinstance(spec, ToolSpec):
+            raise UsageError(
+                f"tools must be ToolSpec values; tools[{i}] is a {type(spec).__name__}: "
+                "wrap each ledger Tool as ToolSpec(tool, description=..., parameters=...) "
+                "(from callgate.loop; parameters is the JSON Schema of its arguments)"
+            )
+    return specs
+
+
+def seconds(name: str, value: Any) -> float:
+    """A positive, finite number of seconds (a lease keeper renews every third of it)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise UsageError(f"{name} must be a number of seconds")
+    if not 0 < value < float("inf"):
+        raise UsageError(f"{name} must be > 0 and finite")
+    return float(value)
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class LoopResult:
     """Where a run stands after :meth:`HostLoop.run` / :meth:`HostLoop.resume`.
@@ -79,12 +101,21 @@ class LoopResult:
     ``status``:
 
     - ``"final"``: the model gave its answer (``text``).
-    - ``"waiting"``: an effect waits for a decision (approval, verifier, operator):
-      ``pending`` lists them; ``resume`` after the decision.
+    - ``"waiting"``: the run cannot go on yet. ``pending`` lists the effects that wait
+      (for an approval, a verifier, an operator, or another worker's claim) and
+      ``detail`` says, for each, what it waits for and, where a lease or a settle time
+      decides, until when (ISO-8601 UTC on the database clock); with ``pending`` empty,
+      another worker is advancing the run and ``detail`` names it and its lease expiry.
+      ``resume`` after the decision or the time.
     - ``"held"``: a model request is in doubt and declared provider-side effects (R5):
       an operator must decide; ``detail`` says which request.
     - ``"refused"``: the turn released nothing; ``error`` is the typed error (``None``
       when reporting a refusal recorded before a restart; ``detail`` names it).
+    - ``"lease_lost"``: another worker took the run while this one advanced it (its
+      lease ran out unrenewed, e.g. the database was unreachable for longer than
+      ``lease_seconds``); ``error`` is the :class:`~callgate.ledger.LeaseLostError`,
+      ``detail`` names the run, the epoch held and the epoch found. Nothing was written
+      after the loss; the new holder's ``resume`` completes the run.
 
     ``turns`` is the number of model turns recorded for the run; ``effects`` its effect
     records, in turn and call order.
