@@ -222,3 +222,17 @@ def test_the_sdk_chat_replays_what_a_gemini_3_model_signed() -> None:
         replayed = server.journal.entries()[1].body["contents"][1]["parts"]
     assert answer.text == "Sunny in both."
     assert "thoughtSignature" in replayed[0] or "thought_signature" in replayed[0]
+
+
+def test_a_call_id_the_client_invented_still_meets_the_call_the_mock_signed() -> None:
+    # The Vercel AI SDK and LiteLLM give an id-less call an id of their own when they replay
+    # it: dropping its signature is still noticed.
+    with _served(TWO_CALLS, {"text": "Done."}) as server:
+        first = _parts(_post(server, GEMINI_3, {"contents": [PROMPT], "tools": TOOLS}), False)
+        for n, part in enumerate(first):
+            part["functionCall"]["id"] = f"client-{n}"
+        dropped = _post(server, GEMINI_3, _replay(first, None))
+        kept = _post(server, GEMINI_3, _replay(first, first[0]["thoughtSignature"]))
+    assert dropped.status_code == 400
+    assert "missing a thought_signature" in dropped.json()["error"]["message"]
+    assert kept.status_code == 200, kept.text
