@@ -40,6 +40,7 @@ from .._http import Reply
 from .._render_turn import arguments, usage
 from .._requests import FunctionResult, RequestView, last_text, list_of
 from . import Endpoint, Event, Ids, Provider, RenderedTurn
+from . import _gemini_generate_content_aux as aux
 from . import _gemini_generate_content_hosted as hosted
 from . import _gemini_generate_content_tools as hosted_tools
 from ._gemini_generate_content_checks import CHECKS, check
@@ -362,4 +363,6 @@ PROVIDER = Provider(
     request_body=request_body,
     respond_keys=frozenset({"chunk_plan", "hosted", "thought_signatures"}),
     check_respond=check_respond,
+    family=aux.FAMILY,
+    aux_routes=lambda: aux.routes(auth, error_body),
 )
