@@ -15,10 +15,10 @@ import pytest
 from callgate.contracts import REVISIONS
 from callgate.mock import (
     PROTOCOLS,
-    _aux,
     VALIDATION_CHECKS,
     Script,
     ScriptError,
+    _aux,
     _faults_spec,
     _fixtures,
     _schema,
