@@ -29,6 +29,7 @@ from starlette.responses import Response
 
 from .._errors import CallgateError
 from .._json import loads_strict
+from ._guard import BodyTooLargeError, read_body
 from ._http import Reply, begin_entry, reply_response, session_of
 from ._providers import PROTOCOLS, provider
 
@@ -50,6 +51,7 @@ __all__ = [
 AUX_KEYS = frozenset({"models", "token_count"})  # top-level script keys this module reads
 _ENTRY_KEYS = {"id", "provider", "fields"}
 MAX_COUNT = 2**53
+MAX_BODY_BYTES = 32 * 1024 * 1024  # a count request is read up to this size (the app's default)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -172,8 +174,11 @@ def route(
             return reply_response(entry, refused, "rejected")
         body = None
         if request.method == "POST":
-            raw = await request.body()
-            entry.body_size = len(raw)
+            try:
+                raw = await read_body(request, entry, MAX_BODY_BYTES)
+            except BodyTooLargeError:
+                message = f"Request payload size exceeds the limit: {MAX_BODY_BYTES} bytes."
+                return reply_response(entry, Reply(413, error_body(413, message)), "rejected")
             try:
                 body = loads_strict(raw)
             except CallgateError as exc:

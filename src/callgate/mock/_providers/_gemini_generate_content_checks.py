@@ -18,13 +18,13 @@ what this session's mock emitted. In order:
 ``gemini_gc_signature_unaltered``
     every replayed ``thoughtSignature`` carries the bytes the mock emitted on that part
     (compared decoded: the SDK re-encodes them URL-safe)
+``gemini_gc_hosted_tools``
+    the request's ``googleSearch`` / ``fileSearch`` / ``codeExecution`` / ``urlContext``
+    tool objects are well formed (:mod:`._gemini_generate_content_tools`); it runs first
 
 On a ``functionCall`` part, either documented placeholder
 (:mod:`._gemini_generate_content_signatures`) passes both signature checks: Google tells
 clients to send one where they hold no real signature.
-``gemini_gc_hosted_tools``
-    the request's ``googleSearch`` / ``fileSearch`` / ``codeExecution`` / ``urlContext``
-    tool objects are well formed (:mod:`._gemini_generate_content_tools`); it runs first
 
 The messages of the first three are the Developer API's as clients have reported them
 (status 400 ``INVALID_ARGUMENT``); "Corrupted thought signature." likewise. Where the real
