@@ -8,6 +8,7 @@ and ``callgate[server]``). Checked by hand (see README: "Use with agent framewor
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -45,7 +46,7 @@ def run(gemini_base_url: str, *, stream: bool = False) -> str:
     reply = _complete(messages, stream, **options)
     messages.append(reply.model_dump())
     for call in reply.tool_calls:
-        city = litellm.utils.json.loads(call.function.arguments)["city"]
+        city = json.loads(call.function.arguments)["city"]
         messages.append({"role": "tool", "tool_call_id": call.id, "content": f"sunny in {city}"})
     return str(_complete(messages, stream, **options).content)
 
