@@ -13,11 +13,11 @@ A model object: ``name`` (``models/<id>``), ``version``, ``displayName``, ``desc
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from typing import Any
 
 from starlette.requests import Request
-from starlette.routing import Route
+from starlette.routing import Match, Route
 
 from .. import _aux
 from .._http import Reply
@@ -47,6 +47,17 @@ def model_object(entry: _aux.ModelEntry) -> dict[str, Any]:
         "thinking": True,
         **entry.fields,
     }
+
+
+class _ModelRoute(Route):
+    """``.../models/{model}`` for a model name only: a path naming a method
+    (``models/x:generateContent``) is left to the create route, whose 405 it is."""
+
+    def matches(self, scope: Any) -> tuple[Match, MutableMapping[str, Any]]:
+        match, child = super().matches(scope)
+        if match is not Match.NONE and ":" in child["path_params"].get("model", ""):
+            return Match.NONE, {}
+        return match, child
 
 
 def routes(
@@ -102,5 +113,5 @@ def routes(
     return [
         Route(_BASE, make(listing), methods=["GET"]),
         Route(_BASE + "/{model:str}:countTokens", make(count), methods=["POST"]),
-        Route(_BASE + "/{model:str}", make(get), methods=["GET"]),
+        _ModelRoute(_BASE + "/{model:str}", make(get), methods=["GET"]),
     ]
