@@ -191,3 +191,17 @@ def test_count_tokens_needs_a_json_object_body(server: MockServer) -> None:
     response = httpx.post(url, content=b"[1,", headers={"x-goog-api-key": "k"}, timeout=30)
     assert response.status_code == 400
     assert response.json()["error"]["status"] == "INVALID_ARGUMENT"
+
+
+def test_fixture_models_are_served_and_others_are_not() -> None:
+    doc = {
+        "fixtures": [
+            {"protocol": "anthropic_messages", "match": {"model": "claude-fixture"},
+             "respond": {"text": "hi"}},
+            {"protocol": "openai_responses", "match": {"model": "gpt-fixture"},
+             "respond": {"text": "hi"}},
+        ]
+    }  # fmt: skip
+    with MockServer(Script.from_dict(doc)) as mock:
+        listed = [m.id for m in _anthropic(mock).models.list()]
+    assert listed == ["claude-sonnet-4-5", "claude-fixture"]  # not the OpenAI fixture's
