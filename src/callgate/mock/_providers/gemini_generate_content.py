@@ -275,7 +275,7 @@ def check_respond(respond: Mapping[str, Any]) -> str | None:
                 "object; raw text that is no JSON object cannot be carried (script a "
                 "MAX_TOKENS status or a stream fault instead)"
             )
-    if respond.get("thought_signatures", False) not in (True, False):
+    if type(respond.get("thought_signatures", False)) is not bool:
         return "thought_signatures is true or false (default: by the model name)"
     plan = respond.get("chunk_plan")
     if plan is not None and (
