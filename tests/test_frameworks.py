@@ -1,6 +1,7 @@
 """Agent frameworks run their own tool loops against the mock: the OpenAI Agents SDK and
-pydantic-ai (the ``frameworks`` extra, light enough for ``make test``), each through the
-example under ``examples/frameworks/`` that the README points at.
+pydantic-ai (the ``frameworks`` extra, light enough for ``make test``; pydantic-ai's
+``GoogleModel`` on the dev extra's google-genai), each through the example under
+``examples/frameworks/`` that the README points at.
 
 Skipped when the extra is missing, except under ``CI=true``, where a missing framework
 fails: CI installs ``.[dev]``, which includes it. LangChain, LiteLLM and the Vercel AI SDK
@@ -18,6 +19,7 @@ from types import ModuleType
 
 import pytest
 
+from callgate import gemini_generate_content as ggc
 from callgate.mock import MockServer, load_script
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "frameworks"
@@ -52,3 +54,26 @@ def test_framework_tool_loop_runs_through_the_mock(name: str, framework: str) ->
     # The framework sent the tool's result back in the second request.
     outputs = [i for i in entries[1].body["input"] if i.get("type") == "function_call_output"]
     assert [o["output"] for o in outputs] == ["sunny"]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["body", "stream"])
+def test_pydantic_ai_google_model_runs_two_parallel_calls_through_the_mock(stream: bool) -> None:
+    example = _example("pydantic_ai_google_weather", "pydantic_ai")
+    with MockServer(load_script(example.SCRIPT)) as server:
+        answer = example.run(server.gemini_base_url, stream=stream)
+        server.assert_script_done()  # both turns served, no mismatch
+        entries = server.journal.entries()
+    assert answer == "It is sunny in Paris and in Rome."
+    method = "streamGenerateContent" if stream else "generateContent"
+    assert [e.path.rsplit(":", 1)[1] for e in entries] == [method, method]
+    first = entries[0].response
+    model, answers = entries[1].body["contents"][1:3]
+    # The replayed model turn carries the signature the mock put on the first call (the
+    # SDK re-encodes it URL-safe), not Google's placeholder; the second call none.
+    sent = ggc.parse_stream(first.encode()) if stream else ggc.parse_response(first)
+    emitted = sent.calls[0].part["thoughtSignature"]
+    replayed = [p.get("thoughtSignature", p.get("thought_signature")) for p in model["parts"]]
+    assert ggc.same_signature(replayed[0], emitted)
+    assert replayed[1:] == [None]
+    results = [p.get("functionResponse", p.get("function_response")) for p in answers["parts"]]
+    assert [r["name"] for r in results] == ["get_weather", "get_weather"]

@@ -62,7 +62,7 @@ def test_every_create_route_is_answered_directly_as_the_asgi_path_answers(protoc
     ("path", "status"),
     [
         ("/gemini/v2/models/m:streamGenerateContent?alt=sse", 404),  # unknown version
-        ("/gemini/v1/models/m:countTokens", 404),  # unknown method
+        ("/gemini/v1/models/m:embedContent", 404),  # unknown method
         ("/gemini/v1/models/m:streamGenerateContent", 400),  # the SSE framing only
         ("/gemini/v1/models/m:streamGenerateContent?alt=sse&alt=json", 400),  # the last counts
         ("/gemini/v1/models/m:streamGenerateContent?key=k&alt=sse", 200),

@@ -60,7 +60,7 @@ def test_a_request_without_a_key_gets_googles_error_shape() -> None:
     ("path", "status"),
     [
         ("/gemini/v2/models/m:generateContent", 404),
-        ("/gemini/v1/models/m:countTokens", 404),
+        ("/gemini/v1/models/m:embedContent", 404),
         ("/gemini/v1/models/m", 404),
         ("/gemini/v1/models/m:streamGenerateContent", 400),  # the SSE framing only
     ],

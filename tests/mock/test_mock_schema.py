@@ -18,6 +18,7 @@ from callgate.mock import (
     VALIDATION_CHECKS,
     Script,
     ScriptError,
+    _aux,
     _faults_spec,
     _fixtures,
     _schema,
@@ -377,7 +378,11 @@ def _props(name: str) -> set[str]:
 
 def test_the_schema_names_the_keys_the_loader_accepts() -> None:
     assert set(SCHEMA["properties"]) == {"$schema", "seed", "baseline", "validation", "turns",
-                                         "conversations", "fixtures", "fallback"}  # fmt: skip
+                                         "conversations", "fixtures", "fallback",
+                                         *_aux.AUX_KEYS}  # fmt: skip
+    models = SCHEMA["properties"]["models"]["items"]
+    assert set(models["properties"]) == _aux._ENTRY_KEYS
+    assert models["properties"]["provider"]["enum"] == list(_aux.families())
     assert _props("fixture") == _fixtures._FIXTURE_KEYS
     assert _props("fallback") == _fixtures._FALLBACK_KEYS
     assert _props("expect") >= MATCH_KEYS

@@ -37,8 +37,6 @@ __all__ = ["MAX_BODY_BYTES", "MockApp", "create_app", "host_is_loopback"]
 
 MAX_BODY_BYTES = 32 * 1024 * 1024
 
-MAX_BODY_BYTES = 32 * 1024 * 1024
-
 
 # -- refusals before any route, and unknown routes -----------------------------------------
 
@@ -76,7 +74,7 @@ class MockApp:
         *,
         max_body_bytes: int,
         allowed_hosts: Iterable[str] | None,
-        patterned: Iterable[tuple[Route, Endpoint]] = (),
+        patterned: Iterable[tuple[Route, Endpoint | None]] = (),
     ) -> None:
         self.inner = inner
         self.state = inner.state
@@ -85,7 +83,7 @@ class MockApp:
         # Provider routes with path parameters and no exact paths, with their endpoints,
         # and what matching them gave per path (a pure function of the path: a memo).
         self._patterned = tuple(patterned)
-        self._matched: dict[tuple[str, str], tuple[Endpoint, Any]] = {}
+        self._matched: dict[tuple[str, str], tuple[Endpoint | None, Any]] = {}
         self._hosts = None if allowed_hosts is None else HostCheck(allowed_hosts)
 
     def _foreign(self, scope: Any) -> bool | None:
@@ -125,11 +123,13 @@ class MockApp:
         if found is None:
             return None
         endpoint, child = found
+        if endpoint is None:
+            return None  # an auxiliary route: the ASGI path serves it
         scope["endpoint"] = child["endpoint"]
         scope["path_params"] = dict(child["path_params"])  # each request its own dict
         return endpoint
 
-    def _match(self, key: tuple[str, str], scope: Any) -> tuple[Endpoint, Any] | None:
+    def _match(self, key: tuple[str, str], scope: Any) -> tuple[Endpoint | None, Any] | None:
         for route, endpoint in self._patterned:
             match, child = route.matches(scope)
             if match is Match.FULL:
@@ -203,8 +203,16 @@ def create_app(
     _faults.check_faults(script)
     routes: list[Route] = []
     fast: dict[str, Endpoint] = {}
-    patterned: list[tuple[Route, Endpoint]] = []
+    patterned: list[tuple[Route, Endpoint | None]] = []
     mock_state = state if state is not None else MockState(script)
+    for protocol in PROTOCOLS:
+        # Auxiliary routes first: generateContent's countTokens lies inside its create
+        # route's path pattern. A POST among them is matched before the create routes by
+        # direct() too, and then takes the ASGI path (no endpoint: None).
+        for route in provider(protocol).aux_routes():
+            routes.append(route)
+            if "POST" in (route.methods or ()) and "{" in route.path:
+                patterned.append((route, None))
     for protocol in PROTOCOLS:
         for spec in provider(protocol).endpoints:
             endpoint = Endpoint(mock_state, protocol, spec, max_body_bytes)

@@ -52,6 +52,7 @@ from .._errors import CallgateError, UsageError
 from .._json import loads_strict
 from ..contracts import CURRENT_REVISION, REVISIONS
 from . import _schema
+from ._aux import AUX_KEYS, Aux, parse_aux
 from ._chunking import MAX_SEED, check_chunking, make_splitter
 from ._fixtures import MATCH_KEYS, Fixture, check_match, parse_fixtures
 from ._providers import PROTOCOLS, provider
@@ -119,6 +120,7 @@ class Script:
     validation: Mapping[str, bool] = dataclasses.field(default_factory=dict)
     fixtures: tuple[Fixture, ...] = ()  # order-free responses (callgate.mock._fixtures)
     fallback: Fixture | None = None
+    aux: Aux = dataclasses.field(default_factory=Aux)  # callgate.mock._aux: models, counts
 
     @classmethod
     def from_dict(cls, obj: Any, *, path: str | None = None) -> Script:
@@ -261,7 +263,8 @@ def _parse_script(obj: Any, path: str | None) -> Script:
     top = ctx.obj(
         obj,
         "",
-        {"seed", "baseline", "validation", "conversations", "turns", "fixtures", "fallback"},
+        {"seed", "baseline", "validation", "conversations", "turns", "fixtures", "fallback"}
+        | AUX_KEYS,
     )
     validation = ctx.obj(top.get("validation", {}), "/validation")
     for name, enabled in validation.items():
@@ -296,6 +299,7 @@ def _parse_script(obj: Any, path: str | None) -> Script:
         validation=validation,
         fixtures=fixtures,
         fallback=fallback,
+        aux=parse_aux(ctx, top),
     )
 
 

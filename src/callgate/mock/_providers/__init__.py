@@ -114,6 +114,10 @@ class Provider:
     render_with: (
         Callable[[ScriptTurn, Ids, bool, str, bool, str, tuple[str, ...]], RenderedTurn] | None
     ) = None
+    # The API family whose auxiliary routes (models, token counts: callgate.mock._aux) it
+    # serves, and those routes; the app puts them before the create routes.
+    family: str = ""
+    aux_routes: Callable[[], list[Route]] = list
 
 
 # One module per served protocol; a room without a module here is not served yet.

@@ -12,14 +12,19 @@ what this session's mock emitted. In order:
     the calls of a model turn are answered in that one ``user`` Content, one
     ``functionResponse`` each (not spread over several Contents, none missing)
 ``gemini_gc_signature_present``
-    a replayed call the mock emitted with a ``thoughtSignature`` (a Gemini 3 style turn)
-    still carries one
+    a call of the current turn (after the newest ``user`` Content that is not only
+    function responses) that the mock emitted with a ``thoughtSignature`` still carries
+    one; older turns are not validated, as the API does not validate them
 ``gemini_gc_signature_unaltered``
     every replayed ``thoughtSignature`` carries the bytes the mock emitted on that part
     (compared decoded: the SDK re-encodes them URL-safe)
 ``gemini_gc_hosted_tools``
     the request's ``googleSearch`` / ``fileSearch`` / ``codeExecution`` / ``urlContext``
     tool objects are well formed (:mod:`._gemini_generate_content_tools`); it runs first
+
+On a ``functionCall`` part, either documented placeholder
+(:mod:`._gemini_generate_content_signatures`) passes both signature checks: Google tells
+clients to send one where they hold no real signature.
 
 The messages of the first three are the Developer API's as clients have reported them
 (status 400 ``INVALID_ARGUMENT``); "Corrupted thought signature." likewise. Where the real
@@ -35,6 +40,7 @@ from typing import Any
 from ...gemini_generate_content import same_signature
 from .._http import Reply
 from .._store_state import SessionStore
+from ._gemini_generate_content_signatures import is_placeholder
 from ._gemini_generate_content_tools import check_tools
 
 __all__ = ["CHECKS", "check"]
@@ -184,17 +190,34 @@ def _emitted(store: SessionStore) -> tuple[dict[Any, list[Any]], list[str]]:
     return calls, signatures
 
 
-def _key(call: dict[str, Any]) -> Any:
-    if isinstance(call.get("id"), str):
+def _key(call: dict[str, Any], emitted: Collection[Any] | None = None) -> Any:
+    """A call's key: its id, else (name, arguments). With ``emitted``: an id the mock never
+    sent (the Vercel AI SDK and LiteLLM invent one for an id-less call) falls back to
+    (name, arguments), so the replayed call still meets the one the mock emitted."""
+    if isinstance(call.get("id"), str) and (emitted is None or call["id"] in emitted):
         return call["id"]
     args = json.dumps(call.get("args") or {}, sort_keys=True, separators=(",", ":"))
     return (call.get("name"), args)
+
+
+def _turn_start(contents: list[Any]) -> int:
+    """Where the current turn begins: the newest ``user`` Content with standard content (a
+    part that is no ``functionResponse``). The API validates the signatures of the current
+    turn only. ``-1`` when there is none (every Content is then of the current turn)."""
+    for position in range(len(contents) - 1, -1, -1):
+        content = contents[position]
+        if _role(content) == "user" and any(
+            _get(p, "functionResponse", "function_response") is None for p in _parts(content)
+        ):
+            return position
+    return -1
 
 
 def _signature_problem(
     store: SessionStore, contents: list[Any], on: Collection[str]
 ) -> Reply | None:
     emitted, signatures = _emitted(store)
+    current = _turn_start(contents)
     for position, content in enumerate(contents):
         if _role(content) != "model":
             continue
@@ -202,11 +225,14 @@ def _signature_problem(
             sent = _get(part, "thoughtSignature", "thought_signature")
             call = _get(part, "functionCall", "function_call")
             if isinstance(call, dict):
-                key = _key(call)
+                if sent is not None and is_placeholder(sent):
+                    continue  # Google's documented bypass of the validator
+                key = _key(call, emitted)
                 if key in emitted:
                     expected = emitted[key]
                     if sent is None:
-                        if None not in expected and "gemini_gc_signature_present" in on:
+                        required = None not in expected and position > current
+                        if required and "gemini_gc_signature_present" in on:
                             return _missing(call.get("name"), position + 1)
                         continue
                     if "gemini_gc_signature_unaltered" in on and not any(

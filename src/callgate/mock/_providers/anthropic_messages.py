@@ -26,6 +26,7 @@ from .._http import Reply, bearer, header
 from .._render_turn import arguments, usage
 from .._requests import FunctionResult, RequestView, last_text, list_of, texts, tool_names
 from . import Endpoint, Event, Ids, Provider, RenderedTurn
+from . import _anthropic_messages_aux as aux
 from . import _anthropic_messages_hosted as hosted
 from . import _anthropic_messages_hosted_checks as hosted_checks
 from ._anthropic_messages_checks import check, emitted_index
@@ -310,4 +311,6 @@ PROVIDER = Provider(
     respond_keys=frozenset({"hosted"}),
     check_respond=hosted.check_respond,
     request_body=_request_body,
+    family=aux.FAMILY,
+    aux_routes=lambda: aux.routes(auth, error_body),
 )

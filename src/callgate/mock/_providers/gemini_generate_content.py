@@ -12,8 +12,10 @@ generateContent is stateless (the request replays the whole conversation).
 A turn on this wire (the ``respond`` block): ``text`` (streamed in ``chunking`` pieces, one
 part per piece), ``calls`` (whole, one part each, ``functionCall.id`` only when scripted),
 ``reasoning`` (``summary`` as thought parts; ``signature`` on the first call's part, or on a
-trailing empty text part when there is no call: where Gemini 3 puts it), ``status`` (the
-``finishReason``, default ``STOP``; ``CONTINUATION`` adds a ``continuationToken``),
+trailing empty text part when there is no call: where Gemini 3 puts it),
+``thought_signatures`` (whether a turn without a scripted signature is signed as a Gemini 3
+model signs it; default: by the model name, :mod:`._gemini_generate_content_signatures`),
+``status`` (the ``finishReason``, default ``STOP``; ``CONTINUATION`` adds a ``continuationToken``),
 ``usage`` and ``chunk_plan``: how many parts each chunk carries (parallel calls in one chunk
 or several; it must add up to the turn's parts). Default: one part per chunk, the finish
 reason and usage on the last one. ``hosted``: scripted results of the server's own tools
@@ -38,9 +40,11 @@ from .._http import Reply
 from .._render_turn import arguments, usage
 from .._requests import FunctionResult, RequestView, last_text, list_of
 from . import Endpoint, Event, Ids, Provider, RenderedTurn
+from . import _gemini_generate_content_aux as aux
 from . import _gemini_generate_content_hosted as hosted
 from . import _gemini_generate_content_tools as hosted_tools
 from ._gemini_generate_content_checks import CHECKS, check
+from ._gemini_generate_content_signatures import place_signature, signs
 from .gemini_interactions import auth, error_body, http_error
 
 if TYPE_CHECKING:
@@ -173,12 +177,15 @@ def _declared(tools: Any) -> tuple[str, ...]:
 # -- rendering --------------------------------------------------------------------------------
 
 
-def _parts(turn: ScriptTurn, ids: Ids) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+def _parts(
+    turn: ScriptTurn, ids: Ids, model: str
+) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
     """The room renderer's scripted parts for ``turn``, and its (call key, name) pairs."""
     respond, split = turn.respond, turn.splitter()
     parts: list[dict[str, Any]] = []
     reasoning = respond.get("reasoning") or {}
     signature = reasoning.get("signature") or None
+    signed = signature is None and signs(respond, model)
     if reasoning.get("summary"):
         summary = reasoning["summary"]
         parts.append({"text": summary, "deltas": split(summary) or [summary], "thought": True})
@@ -200,6 +207,8 @@ def _parts(turn: ScriptTurn, ids: Ids) -> tuple[list[dict[str, Any]], list[tuple
         calls.append((spec.get("id") or ids("gc-", "call", n, size=16), spec["name"]))
     if not parts or (signature is not None and not calls):
         parts.append({"text": "", **({"signature": signature} if signature else {})})
+    if signed:
+        place_signature(parts, ids("", "thought_signature", size=32))
     return parts, calls
 
 
@@ -208,7 +217,7 @@ def render(
 ) -> RenderedTurn:
     respond = turn.respond
     response_id = ids("", "response", size=22)
-    parts, calls = _parts(turn, ids)
+    parts, calls = _parts(turn, ids, model)
     finish = respond.get("status", "STOP")
     counts = usage(respond.get("usage"), "promptTokenCount", "candidatesTokenCount")
     counts["totalTokenCount"] = counts["promptTokenCount"] + counts["candidatesTokenCount"]
@@ -266,6 +275,8 @@ def check_respond(respond: Mapping[str, Any]) -> str | None:
                 "object; raw text that is no JSON object cannot be carried (script a "
                 "MAX_TOKENS status or a stream fault instead)"
             )
+    if type(respond.get("thought_signatures", False)) is not bool:
+        return "thought_signatures is true or false (default: by the model name)"
     plan = respond.get("chunk_plan")
     if plan is not None and (
         not isinstance(plan, list) or not all(type(n) is int and n >= 0 for n in plan)
@@ -276,7 +287,7 @@ def check_respond(respond: Mapping[str, Any]) -> str | None:
     turn = ScriptTurn(_PROTOCOL, {}, respond, "")
     try:
         for stream in (True, False):
-            render(turn, _dummy_ids, stream, "m", True, "2026-11")
+            render(turn, _dummy_ids, stream, "gemini-3", True, "2026-11")
     except UsageError as exc:
         return f"cannot be rendered as generateContent: {exc.message}"
     return None
@@ -350,6 +361,8 @@ PROVIDER = Provider(
     checks=CHECKS,
     check=check,
     request_body=request_body,
-    respond_keys=frozenset({"chunk_plan", "hosted"}),
+    respond_keys=frozenset({"chunk_plan", "hosted", "thought_signatures"}),
     check_respond=check_respond,
+    family=aux.FAMILY,
+    aux_routes=lambda: aux.routes(auth, error_body),
 )

@@ -30,6 +30,7 @@ from .._http import Rendered, Reply, bearer, begin_entry, header, reply_response
 from .._render_turn import arguments, usage
 from .._requests import FunctionResult, RequestView, last_text, list_of, texts, tool_names
 from . import Endpoint, Event, Ids, Provider, RenderedTurn
+from . import _openai_responses_aux as aux
 from . import _openai_responses_hosted as hosted
 from . import _openai_responses_tools as tools
 from ._openai_responses_checks import check as continuation_check
@@ -403,4 +404,6 @@ PROVIDER = Provider(
     check_respond=hosted.check_respond,
     render_options=render_options,
     render_with=render_with,
+    family=aux.FAMILY,
+    aux_routes=lambda: aux.routes(auth, auth_azure, error_body),
 )
