@@ -92,6 +92,8 @@ class _Reader:
         return f"{module}.{cls.__qualname__}"
 
     def typeddict(self, cls: type, *, drop: frozenset[str] = frozenset()) -> dict[str, Any]:
+        if not typing.get_type_hints(cls):
+            return {"map": "any"}  # Speakeasy's free-form object: a TypedDict with no keys
         name = self.name(cls)
         if name not in self.types:
             self.types[name] = {}  # placeholder against recursion
@@ -110,6 +112,8 @@ class _Reader:
                     required.discard(key)
                 wire, hint = self._alias(key, hint)
                 wire = aliases.get(key, wire)
+                if "-" in wire:
+                    continue  # a header the SDK method sends (anthropic-user-profile-id)
                 fields[wire] = self.expr(hint)
                 if key in required:
                     wire_required.append(wire)
@@ -310,7 +314,9 @@ def _anthropic() -> dict[str, Any]:
         beta.MessageCreateParamsNonStreaming,
         beta.MessageCreateParamsStreaming,
     ]
-    root = _merge_roots(reader, classes, "MessageCreateParams", frozenset({"betas"}))
+    # Headers the create method takes beside the body (anthropic-beta, the workspace, ...).
+    headers = frozenset({"betas", "user_profile_id", "workspace_id"})
+    root = _merge_roots(reader, classes, "MessageCreateParams", headers)
     return {"root": {"ref": root}, "types": reader.types}
 
 

@@ -36,7 +36,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-__all__ = ["Key", "Overlay", "Problem", "RequestSpec", "Tag", "compile_spec", "merge_specs"]
+__all__ = [
+    "KIND_OF", "Key", "Overlay", "Problem", "RequestSpec", "Tag", "compile_spec", "merge_specs",
+]  # fmt: skip
 
 KIND_OF: Final[dict[type, str]] = {
     str: "str", int: "int", float: "float", bool: "bool", type(None): "null",
@@ -89,13 +91,15 @@ class Problem:
 class Overlay:
     """What a provider adds to its generated spec, each fact with its source in the
     provider's module: ``ranges[(type, field)] = (low, high)`` (inclusive, ``None`` for
-    no bound) and ``required_unless[(type, field)] = other`` (required unless ``other``
-    is present)."""
+    no bound), ``required_unless[(type, field)] = other`` (required unless ``other`` is
+    present) and ``enums[(type, field)] = values``."""
 
     ranges: Mapping[tuple[str, str], tuple[float | None, float | None]] = dataclasses.field(
         default_factory=dict
     )
     required_unless: Mapping[tuple[str, str], str] = dataclasses.field(default_factory=dict)
+    # the values a plain-string field takes (the API's rule, not the type's)
+    enums: Mapping[tuple[str, str], tuple[str, ...]] = dataclasses.field(default_factory=dict)
 
 
 # -- merging generations ------------------------------------------------------------------
@@ -127,9 +131,6 @@ def _either(a: Any, b: Any) -> Any:
 
 
 # -- the compiled graph -------------------------------------------------------------------
-
-_WORDS: Final = {"str": "string", "int": "integer", "float": "number", "bool": "boolean",
-                 "list": "array", "dict": "object", "null": "null"}  # fmt: skip
 
 
 class _Node:
@@ -475,7 +476,8 @@ class _Compiler:
                 if name not in filled:
                     filled.add(name)
                     self.fill(obj, self.spec["types"][name])
-        unused = set(self.overlay.ranges) | set(self.overlay.required_unless)
+        overlay = self.overlay
+        unused = set(overlay.ranges) | set(overlay.required_unless) | set(overlay.enums)
         unused -= {(name, f) for name, obj in self.objects.items() for f in _names(obj)}
         if unused:
             raise ValueError(f"the overlay names fields the spec does not have: {sorted(unused)}")
@@ -567,6 +569,9 @@ class _Compiler:
     def fill(self, obj: _Object, spec: Mapping[str, Any]) -> None:
         required = set(spec["required"])
         for field, expr in spec["fields"].items():
+            values = self.overlay.enums.get((obj.name, field))
+            if values is not None:
+                expr = {"union": [{"enum": list(values)}, "null"]}
             node = self.expr(expr)
             bounds = self.overlay.ranges.get((obj.name, field))
             if bounds is not None:
@@ -600,8 +605,3 @@ def compile_spec(
     """
     merged = merge_specs(specs)
     return _Compiler(merged, overlay or Overlay(), proto).run()
-
-
-def words(kinds: Iterable[str]) -> list[str]:
-    """``("str", "list")`` -> ``["string", "array"]`` (the neutral names of JSON kinds)."""
-    return [_WORDS.get(k, k) for k in kinds]
