@@ -100,6 +100,10 @@ class Overlay:
     required_unless: Mapping[tuple[str, str], str] = dataclasses.field(default_factory=dict)
     # the values a plain-string field takes (the API's rule, not the type's)
     enums: Mapping[tuple[str, str], tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    # forms the API accepts beyond the types: more members for a field's type (for a list,
+    # for its items), and the named types they refer to
+    extend: Mapping[tuple[str, str], Any] = dataclasses.field(default_factory=dict)
+    types: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
 
 # -- merging generations ------------------------------------------------------------------
@@ -478,6 +482,7 @@ class _Compiler:
                     self.fill(obj, self.spec["types"][name])
         overlay = self.overlay
         unused = set(overlay.ranges) | set(overlay.required_unless) | set(overlay.enums)
+        unused |= set(overlay.extend)
         unused -= {(name, f) for name, obj in self.objects.items() for f in _names(obj)}
         if unused:
             raise ValueError(f"the overlay names fields the spec does not have: {sorted(unused)}")
@@ -572,6 +577,9 @@ class _Compiler:
             values = self.overlay.enums.get((obj.name, field))
             if values is not None:
                 expr = {"union": [{"enum": list(values)}, "null"]}
+            more = self.overlay.extend.get((obj.name, field))
+            if more is not None:
+                expr = _extended(expr, more)
             node = self.expr(expr)
             bounds = self.overlay.ranges.get((obj.name, field))
             if bounds is not None:
@@ -591,6 +599,17 @@ class _Compiler:
         )
 
 
+def _extended(expr: Any, more: Any) -> Any:
+    """``expr`` with ``more`` as a further member (of its items, for a list)."""
+    members = expr["union"] if isinstance(expr, dict) and "union" in expr else [expr]
+    out = []
+    for member in members:
+        if isinstance(member, dict) and "list" in member:
+            member = {"list": {"union": [member["list"], more]}}
+        out.append(member)
+    return {"union": out}
+
+
 def _names(obj: _Object) -> set[str]:
     return {name for name, _ in obj.fields.values()}
 
@@ -603,5 +622,7 @@ def compile_spec(
     Raises ``ValueError`` for a spec that refers to an undefined type or an overlay naming
     a field the spec does not have (so an overlay cannot silently outlive its field).
     """
+    overlay = overlay or Overlay()
     merged = merge_specs(specs)
-    return _Compiler(merged, overlay or Overlay(), proto).run()
+    merged["types"].update(overlay.types)
+    return _Compiler(merged, overlay, proto).run()

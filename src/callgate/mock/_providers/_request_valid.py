@@ -37,6 +37,9 @@ SWITCHES: Final = {
 _OPENAI_ROOT = "ResponseCreateParams"
 _ANTHROPIC_ROOT = "MessageCreateParams"
 _THINKING = "thinking_config_enabled_param.ThinkingConfigEnabledParam"
+_MODEL = "interactions.createmodelinteraction.CreateModelInteractionParam"
+_LEGACY = ("google_search", "code_execution", "url_context")
+_AGENT = "interactions.createagentinteraction.CreateAgentInteractionParam"
 _BETA_THINKING = "beta.beta_thinking_config_enabled_param.BetaThinkingConfigEnabledParam"
 _OVERLAYS: Final[dict[str, Overlay]] = {
     "openai_responses": Overlay(
@@ -70,7 +73,17 @@ _OVERLAYS: Final[dict[str, Overlay]] = {
             (_BETA_THINKING, "budget_tokens"): (1024, None),
         },
     ),
-    "gemini_interactions": Overlay(),
+    "gemini_interactions": Overlay(
+        # The legacy {"google_search": {}} / {"code_execution": {}} / {"url_context": {}}
+        # tool forms Google's docs show (docs/hosted-tools.md); the SDK types lack them.
+        extend={
+            (_MODEL, "tools"): {"ref": "legacy.Tool"},
+            (_AGENT, "tools"): {"ref": "legacy.Tool"},
+        },
+        types={
+            "legacy.Tool": {"fields": {name: {"map": "any"} for name in _LEGACY}, "required": []}
+        },
+    ),
     "gemini_generate_content": Overlay(
         # "Please use a valid role: user, model." (the API; the type is a plain string)
         enums={("mldev.Content", "role"): ("user", "model")},
