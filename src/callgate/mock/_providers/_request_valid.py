@@ -133,11 +133,12 @@ def _openai_path(path: Sequence[Any]) -> str:
     return out
 
 
-def _quoted(values: Sequence[Any], last: str) -> str:
+def _quoted(values: Sequence[Any], last: str, *, oxford: bool = True) -> str:
+    """``'a', 'b', and 'c'`` (OpenAI) or ``'a', 'b' or 'c'`` (pydantic, ``oxford=False``)."""
     shown = [f"'{v}'" for v in values]
     if len(shown) <= 2:
         return f" {last} ".join(shown)
-    return ", ".join(shown[:-1]) + f", {last} " + shown[-1]
+    return ", ".join(shown[:-1]) + ("," if oxford else "") + f" {last} " + shown[-1]
 
 
 def _openai(problem: Problem) -> dict[str, Any]:
@@ -220,7 +221,7 @@ def _anthropic(problem: Problem) -> dict[str, Any]:
             f"expected tags: {tags}"
         )
     elif kind in ("enum", "tag"):
-        text = "Input should be " + _quoted(problem.allowed, "or")
+        text = "Input should be " + _quoted(problem.allowed, "or", oxford=False)
     elif kind in ("below", "above"):
         relation = "greater" if kind == "below" else "less"
         text = f"Input should be {relation} than or equal to {_number(problem.bound)}"
