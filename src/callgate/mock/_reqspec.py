@@ -343,6 +343,8 @@ class _Union(_Node):
                     table.setdefault(python_type, []).append(member)
                     if isinstance(member, _Scalar) and member.enum is None:
                         plain.add(python_type)
+                    elif isinstance(member, _Map) and isinstance(member.item, _Any):
+                        plain.add(python_type)  # a free-form object admits any object
         if float in table and "float" not in kinds:
             table[float] = [_INTEGRAL]  # an integer may be written 3.0, never 3.5
             plain.discard(float)
