@@ -190,7 +190,12 @@ class _List(_Node):
         self.item = item
 
     def check(self, value: Any) -> Problem | None:
-        check = self.item.check
+        node = self.item
+        if node.__class__ is _Union:
+            by_type = node.by_type
+            if all(by_type.get(type(item)) is _EMPTY for item in value):
+                return None  # plain scalars of allowed kinds
+        check = node.check
         for n, item in enumerate(value):
             problem = check(item)
             if problem is not None:
@@ -236,7 +241,10 @@ class _Object(_Node):
                 return Problem("unknown", [], value=key)
             if item is None:
                 continue  # null: absent (a required field is caught below)
-            problem = entry[1].check(item)
+            node = entry[1]
+            if node.__class__ is _Union and node.by_type.get(type(item)) is _EMPTY:
+                continue  # a plain scalar of an allowed kind: nothing more to check
+            problem = node.check(item)
             if problem is not None:
                 problem.path.append(entry[0])
                 return problem
@@ -307,6 +315,7 @@ def _number(value: Any) -> float | None:
     return None
 
 
+_EMPTY: Final[tuple[()]] = ()  # accept as is (shared: compared by identity)
 _DECIMAL = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 
 
@@ -355,7 +364,7 @@ class _Union(_Node):
                 plain.add(int)  # proto JSON: an enum by its number
                 table.setdefault(int, [])
         self.by_type = {
-            t: () if t in plain else tuple(dict.fromkeys(nodes)) for t, nodes in table.items()
+            t: _EMPTY if t in plain else tuple(dict.fromkeys(nodes)) for t, nodes in table.items()
         }
         objects = [m for m in self.members if isinstance(m, _Object)]
         if len(objects) > 1:
