@@ -162,6 +162,9 @@ class Endpoint:
         self.limit = limit
         self.error_body = provider(protocol).error_body
         self.adapt = provider(protocol).request_body
+        validate = provider(protocol).validate
+        if validate is not None:
+            validate({})  # compile the request spec now, not during the first request
 
     def refusal(self, request: Request) -> Response | None:
         """The journaled refusal of the path itself (an unknown API version, say)."""

@@ -31,7 +31,6 @@ No provider name appears here: providers hand their spec and overlay in, and ren
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
@@ -568,7 +567,7 @@ class _Compiler:
                     values = enums.setdefault(kind, [])
                     values += [v for v in item["enum"] if v not in values]
                 continue
-            key = json.dumps(item, sort_keys=True)
+            key = item["ref"] if isinstance(item, dict) and "ref" in item else repr(item)
             if key not in seen:
                 seen.add(key)
                 nodes.append(self.expr(item))
