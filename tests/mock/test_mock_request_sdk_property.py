@@ -16,6 +16,7 @@ import json
 import warnings
 from typing import Any
 
+import hypothesis
 import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
@@ -74,6 +75,10 @@ def _interactions_wire(params: dict[str, Any], stream: bool) -> dict[str, Any]:
         serialized = utils.serialize_request_body(
             request.body, False, False, "json", models.CreateInteractionRequestBody
         )
+    # google-genai 2.12.1 serializes a list of content items given as ``input`` as
+    # {"type": "UNKNOWN", "raw": ..., "is_unknown": true}: its own union resolution, not
+    # a body the API takes (the mock refuses it); such draws are left out.
+    hypothesis.assume('"is_unknown":true' not in serialized.content)
     return dict(json.loads(serialized.content))
 
 
@@ -165,6 +170,12 @@ def test_every_body_an_sdk_builds_from_its_types_is_accepted(kind: str, stream: 
 # -- refused when broken ----------------------------------------------------------------------
 
 
+# Fields one generation requires and the other does not: the mock accepts what either SDK
+# builds, so removing them is no refusal (Interactions `input`: 2.12.1 requires it, 3.6.1
+# does not; OpenAI `call_id` of a function_call_output: 2.46.0 does, 3.57.0 does not).
+RELAXED = frozenset({"input", "call_id"})
+
+
 def _candidates(drawn: Drawn, body: dict[str, Any], want: str) -> list[Field]:
     out = []
     for field in drawn.fields:
@@ -172,7 +183,8 @@ def _candidates(drawn: Drawn, body: dict[str, Any], want: str) -> list[Field]:
             continue
         # (a union member's ``type`` tag removed makes it another member, e.g. a tool
         # without ``type`` is a custom tool: that refusal names the other member's field)
-        if want == "missing" and field.required and field.path[-1] != "type":
+        relaxed = field.path[-1] in RELAXED or field.path[-1] == "type"
+        if want == "missing" and field.required and not relaxed:
             out.append(field)
         if want == "type" and wrong_value(field.kinds, proto=False) is not None:
             out.append(field)
