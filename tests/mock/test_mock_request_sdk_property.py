@@ -25,7 +25,7 @@ from callgate.mock import MockServer, ScriptBuilder
 from callgate.mock._providers._request_valid import SWITCHES, validator
 from callgate.mock._validate import CHECKS
 
-from .sdk_requests import Drawn, Field, mutated, present, requests, wrong_value
+from .sdk_requests import Drawn, Field, at, mutated, present, requests, wrong_value
 
 openai = pytest.importorskip("openai")
 anthropic = pytest.importorskip("anthropic")
@@ -184,6 +184,9 @@ def _candidates(drawn: Drawn, body: dict[str, Any], want: str) -> list[Field]:
         # (a union member's ``type`` tag removed makes it another member, e.g. a tool
         # without ``type`` is a custom tool: that refusal names the other member's field)
         relaxed = field.path[-1] in RELAXED or field.path[-1] == "type"
+        # 2026-11's beta system message may leave out its content
+        parent = at(body, field.path[:-1])
+        relaxed |= field.path[-1] == "content" and parent.get("role") == "system"
         if want == "missing" and field.required and not relaxed:
             out.append(field)
         if want == "type" and wrong_value(field.kinds, proto=False) is not None:
@@ -229,9 +232,12 @@ def _ggc_wire(contents: list[dict[str, Any]], config: dict[str, Any]) -> dict[st
     from google.genai import _common, client, models
 
     api = client.Client(api_key="k")._api_client
-    request = models._GenerateContentParameters_to_mldev(
-        api, {"model": "m", "contents": contents, "config": config}
-    )
+    try:
+        request = models._GenerateContentParameters_to_mldev(
+            api, {"model": "m", "contents": contents, "config": config}
+        )
+    except ValueError:  # a field this generation sends to Vertex only (2.12.1: labels)
+        hypothesis.reject()
     request.pop("_url", None)
     return dict(json.loads(json.dumps(_common.encode_unserializable_types(
         _common.convert_to_dict(request)))))  # fmt: skip
