@@ -57,6 +57,7 @@ BASELINE_TESTS += tests/test_cli_serve_urls.py tests/mock/test_mock_sessions.py
 BASELINE_TESTS += tests/mock/test_mock_fixtures_sdk.py tests/mock/test_mock_faults_points_sdk.py
 BASELINE_TESTS += tests/mock/test_mock_hosted_ggc_sdk.py
 BASELINE_TESTS += tests/mock/test_mock_aux_sdk.py tests/mock/test_mock_ggc_signatures.py
+BASELINE_TESTS += tests/mock/test_mock_request_sdk_property.py tests/mock/test_mock_request_spec_drift.py
 test-baseline: $(BSTAMP)
 	$(BASE)/bin/python -m pytest $(BASELINE_TESTS)
 	$(BASE)/bin/python -O -W error -m pytest $(BASELINE_TESTS)

@@ -35,10 +35,37 @@ def path_of(protocol: str, stream: bool) -> str:
     return STREAM_PATHS.get(protocol, PATHS[protocol]) if stream else PATHS[protocol]
 
 
+# What the real APIs require of a create body beyond what a test cares about: the mock
+# refuses a body its API would refuse (docs/request-validation.md).
+REQUIRED = {
+    "openai_responses": {"model": "m"},
+    "anthropic_messages": {
+        "model": "m",
+        "max_tokens": 64,
+        "messages": [{"role": "user", "content": "hi"}],
+    },
+    "gemini_interactions": {"model": "m"},
+    "gemini_generate_content": {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]},
+}
+_PROTOCOL_OF = {path: p for p, path in (*PATHS.items(), *STREAM_PATHS.items())}
+
+
+def valid_body(protocol: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    """``body`` with the fields ``protocol``'s API requires added where it has none
+    (generateContent: without ``model`` and ``stream``, which its path carries)."""
+    if protocol == "gemini_generate_content":
+        body = {k: v for k, v in body.items() if k not in ("model", "stream")}
+    return {**REQUIRED[protocol], **body}
+
+
 def asgi_call(
     app: Any, path: str, body: Mapping[str, Any] | bytes, headers: Mapping[str, str]
 ) -> tuple[int, dict[str, str], list[bytes]]:
-    """POST to ``app`` in-process; return status, headers and every body message sent."""
+    """POST to ``app`` in-process; return status, headers and every body message sent.
+    A mapping body for a create route gets the fields its API requires (:func:`valid_body`)."""
+    protocol = _PROTOCOL_OF.get(path)
+    if protocol is not None and isinstance(body, Mapping):
+        body = valid_body(protocol, body)
     raw = body if isinstance(body, bytes) else json.dumps(body).encode()
     path, _, query = path.partition("?")
     messages: list[dict[str, Any]] = []

@@ -34,7 +34,7 @@ from callgate.mock import (
 )
 from callgate.sse import SSEDecoder
 
-from .conftest import AUTH, PATHS, asgi_call, path_of
+from .conftest import AUTH, PATHS, asgi_call, path_of, valid_body
 
 PROTOCOLS = sorted(PATHS)
 PARSE = {
@@ -374,7 +374,7 @@ def test_truncate_gemini_ends_incomplete_mid_arguments() -> None:
 def _timed(app: Any, protocol: str) -> list[tuple[float, bytes]]:
     """Body messages with the time (s since the request) each was sent."""
     chunks: list[tuple[float, bytes]] = []
-    raw = json.dumps({"model": "m", "stream": True}).encode()
+    raw = json.dumps(valid_body(protocol, {"stream": True})).encode()
     start = time.monotonic()
 
     async def receive() -> dict[str, Any]:
@@ -429,7 +429,7 @@ def test_a_stream_fault_still_coalesces_without_pacing() -> None:
 def _call(server: MockServer, protocol: str, test_id: str, stream: bool = True) -> httpx.Response:
     return httpx.post(
         server.url + PATHS[protocol],
-        json={"model": "m", "stream": stream},
+        json=valid_body(protocol, {"stream": stream}),
         headers={**AUTH[protocol], TEST_ID_HEADER: test_id},
         timeout=10,
     )

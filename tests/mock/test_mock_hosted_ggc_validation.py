@@ -185,7 +185,8 @@ REFUSED: dict[str, tuple[list[Any], tuple[str, ...]]] = {
 def test_malformed_or_unpinned_tool_objects_get_googles_400(
     tools: list[Any], fragments: tuple[str, ...]
 ) -> None:
-    _refused(_post(tools), *fragments)
+    # The hosted check alone: the request check would refuse the malformed ones first.
+    _refused(_post(tools, validation={"gemini_gc_request_valid": False}), *fragments)
 
 
 def test_server_side_tool_invocations_flag() -> None:
@@ -203,7 +204,8 @@ def test_server_side_tool_invocations_flag() -> None:
 
 
 def test_the_check_can_be_switched_off() -> None:
-    answer = _post([{"codeExecution": {"x": 1}}], validation={"gemini_gc_hosted_tools": False})
+    switches = {"gemini_gc_hosted_tools": False, "gemini_gc_request_valid": False}
+    answer = _post([{"codeExecution": {"x": 1}}], validation=switches)
     assert answer.status_code == 200
 
 

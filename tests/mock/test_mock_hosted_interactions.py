@@ -238,6 +238,14 @@ def server() -> Iterator[MockServer]:
     builder = ScriptBuilder(seed=1)
     for name in ACCEPTED:
         builder.turn("gemini_interactions", conversation=name, text="ok")
+    with MockServer(builder.build()) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def hosted_only() -> Iterator[MockServer]:
+    """The hosted check alone (the request check would refuse malformed ones first)."""
+    builder = ScriptBuilder(seed=1, validation={"gemini_request_valid": False})
     builder.turn("gemini_interactions", conversation="refused", text="never served")
     with MockServer(builder.build()) as running:
         yield running
@@ -257,9 +265,9 @@ def test_a_claimed_declaration_is_accepted(server: MockServer, case: str) -> Non
 
 
 @pytest.mark.parametrize("case", sorted(REFUSED))
-def test_a_bad_or_unpinned_declaration_gets_googles_400(server: MockServer, case: str) -> None:
+def test_a_bad_or_unpinned_declaration_gets_googles_400(hosted_only: MockServer, case: str) -> None:
     tool, message = REFUSED[case]
-    reply = _post(server, "refused", tool)
+    reply = _post(hosted_only, "refused", tool)
     assert reply.status_code == 400
     error = reply.json()["error"]
     assert (error["code"], error["status"]) == (400, "INVALID_ARGUMENT")
@@ -268,7 +276,8 @@ def test_a_bad_or_unpinned_declaration_gets_googles_400(server: MockServer, case
 
 
 def test_the_declaration_check_can_be_switched_off() -> None:
-    builder = ScriptBuilder(validation={"gemini_hosted_tool_declaration": False})
+    switches = {"gemini_hosted_tool_declaration": False, "gemini_request_valid": False}
+    builder = ScriptBuilder(validation=switches)
     builder.turn("gemini_interactions", conversation="refused", text="served")
     with MockServer(builder.build()) as running:
         reply = _post(running, "refused", {"type": "hologram"})

@@ -17,7 +17,7 @@ from callgate import gemini_interactions as gi
 from callgate.mock import MockServer, ScriptBuilder, ScriptError, call, create_app, load_script
 from callgate.sse import SSEDecoder
 
-from .conftest import AUTH, PATHS
+from .conftest import AUTH, PATHS, valid_body
 
 OPENAI = "openai_responses"
 ANTHROPIC = "anthropic_messages"
@@ -31,7 +31,8 @@ def _client(script: Any) -> TestClient:
 
 
 def _post(client: TestClient, protocol: str, body: dict[str, Any], **headers: str) -> Any:
-    return client.post(PATHS[protocol], json=body, headers={**AUTH[protocol], **headers})
+    json_body = valid_body(protocol, body)
+    return client.post(PATHS[protocol], json=json_body, headers={**AUTH[protocol], **headers})
 
 
 def _one_turn(protocol: str, expect: dict[str, Any] | None = None, **respond: Any) -> Any:
@@ -98,7 +99,7 @@ def test_raw_arguments_that_are_no_object_make_the_turn_streamed_only(protocol: 
         create_app(_one_turn(protocol, {"stream": False}, calls=calls))
     assert error.value.location == "/conversations/default/0/respond/calls/0/raw"
     assert "can only be streamed" in str(error.value)
-    body = {"model": "m", "max_tokens": 5, "messages": [], "input": "hi"}
+    body = {"model": "m"}
     # Without expect.stream the turn expects a stream: a JSON request is a mismatch (400).
     cut = _client(_one_turn(protocol, calls=calls, chunking={"fixed": 4}))
     refused = _post(cut, protocol, body)
@@ -293,7 +294,9 @@ def _nested_request(client: TestClient) -> dict[str, Any]:
 
 
 def test_gemini_result_nested_in_user_input_is_refused_as_not_admitted() -> None:
-    client = _client(_gemini_tool_script())
+    # The request check refuses it first, as an unknown content type; this is the
+    # continuation check's own message.
+    client = _client(_gemini_tool_script(gemini_request_valid=False))
     answer = _post(client, GEMINI, _nested_request(client))
     assert answer.status_code == 400
     error = answer.json()["error"]
@@ -305,11 +308,15 @@ def test_gemini_result_nested_in_user_input_is_refused_as_not_admitted() -> None
 
 
 def test_gemini_nested_result_with_checks_off_is_named_by_the_other_messages() -> None:
-    client = _client(_gemini_tool_script(gemini_result_is_step=False))
+    client = _client(_gemini_tool_script(gemini_request_valid=False, gemini_result_is_step=False))
     message = _post(client, GEMINI, _nested_request(client)).json()["error"]["message"]
     assert "has no function_result in input" in message
     assert "The function_result at input[0].content[1] is user_input content" in message
-    client = _client(_gemini_tool_script(gemini_result_is_step=False, gemini_call_has_result=False))
+    client = _client(
+        _gemini_tool_script(
+            gemini_request_valid=False, gemini_result_is_step=False, gemini_call_has_result=False
+        )
+    )
     message = _post(client, GEMINI, _nested_request(client)).json()["error"]["message"]
     assert "no function result for call of 'get_weather'" in message
     assert "1 function_result(s) came inside user_input content" in message

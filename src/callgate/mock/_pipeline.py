@@ -1,6 +1,7 @@
 """One provider request's way through the mock: the pipeline every provider route runs.
 
-journal → runtime faults → credentials → body → then the stages of ``_STAGES``: scripted
+journal → runtime faults → credentials → body → the request's own validity (fields,
+types, enums, ranges; before the body is adapted) → then the stages of ``_STAGES``: scripted
 HTTP faults → native checks (stored-object references first, then the provider's
 continuation rules) → script match, render, store and stream (with stream faults) →
 journal. Every request consumes the next turn of its conversation in its session; a
@@ -161,6 +162,9 @@ class Endpoint:
         self.limit = limit
         self.error_body = provider(protocol).error_body
         self.adapt = provider(protocol).request_body
+        validate = provider(protocol).validate
+        if validate is not None:
+            validate({})  # compile the request spec now, not during the first request
 
     def refusal(self, request: Request) -> Response | None:
         """The journaled refusal of the path itself (an unknown API version, say)."""
@@ -216,6 +220,9 @@ class Endpoint:
         if not isinstance(body, dict):
             reply = Reply(400, error_body(400, "body must be a JSON object"))
             return reply_response(entry, reply, "rejected")
+        refused = _validate.request_problem(call.session, self.protocol, body)
+        if refused is not None:
+            return reply_response(entry, refused, "rejected")
         adapted = body if self.adapt is None else self.adapt(call.request, body)
         if isinstance(adapted, Reply):
             return reply_response(entry, adapted, "rejected")

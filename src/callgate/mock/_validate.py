@@ -1,10 +1,18 @@
-"""Provider-native request validation: broken continuations get the provider's real 400.
+"""Provider-native request validation: malformed requests and broken continuations get
+the provider's real 400.
 
 Checks run before script matching (a refused request does not consume its turn) and
 each can be switched off per script by name: ``{"validation": {"<name>": false}}``. A
 switched-off check lets the request through to the script, which then judges it like
 any other request. The names, per provider:
 
+The request itself (every protocol, first, before the body is adapted or matched): its
+fields, JSON types, enums and documented ranges, against the spec generated from both
+SDK generations' request param types (:mod:`._providers._request_valid`)
+    ``openai_request_valid``            OpenAI Responses (plain and Azure)
+    ``anthropic_request_valid``         Anthropic Messages (beta threads included)
+    ``gemini_request_valid``            Gemini Interactions
+    ``gemini_gc_request_valid``         Gemini generateContent / streamGenerateContent
 OpenAI Responses (``previous_response_id`` / replayed ``input`` items)
     ``openai_previous_response_found``  the previous id names a stored response
     ``openai_item_reference_found``     an ``item_reference`` names an output item of a
@@ -58,7 +66,7 @@ from ._providers import PROTOCOLS, provider
 from ._script import Script, ScriptError
 from ._state import MockState, Session
 
-__all__ = ["CHECKS", "check", "check_switches", "enabled"]
+__all__ = ["CHECKS", "check", "check_switches", "enabled", "request_problem"]
 
 CHECKS: tuple[str, ...] = tuple(name for p in PROTOCOLS for name in provider(p).checks)
 
@@ -79,6 +87,18 @@ def check_switches(script: Script) -> None:
 def enabled(script: Script, name: str) -> bool:
     """Whether check ``name`` runs for this script (every check is on by default)."""
     return script.validation.get(name, True) is not False
+
+
+def request_problem(session: Session, protocol: str, body: dict[str, Any]) -> Reply | None:
+    """The provider's 400 for a create body its API refuses (a missing required field, a
+    wrong JSON type, an unknown field, a value out of its enum or range), else ``None``."""
+    found = provider(protocol)
+    if found.validate is None or found.validate_switch is None:
+        return None
+    script = session.script
+    if script.validation and not enabled(script, found.validate_switch):
+        return None
+    return found.validate(body)
 
 
 def check(state: MockState, session: Session, protocol: str, body: dict[str, Any]) -> Reply | None:

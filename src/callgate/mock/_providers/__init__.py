@@ -94,6 +94,10 @@ class Provider:
     object_arguments: bool = False  # non-streamed call arguments are a JSON object
     previous_key: str | None = None  # the request field naming a stored object
     checks: tuple[str, ...] = ()  # its native request checks, in the order they run
+    # The create body's check against the SDK-generated spec (the first check, run before
+    # the body is adapted or matched), and the switch that turns it off.
+    validate: Callable[[dict[str, Any]], Reply | None] | None = None
+    validate_switch: str | None = None
     # (store, body, enabled checks) -> the provider's refusal, or None
     check: Callable[[SessionStore, dict[str, Any], Collection[str]], Reply | None] = (
         lambda store, body, on: None

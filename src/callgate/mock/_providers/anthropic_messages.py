@@ -31,6 +31,7 @@ from . import _anthropic_messages_hosted as hosted
 from . import _anthropic_messages_hosted_checks as hosted_checks
 from ._anthropic_messages_checks import check, emitted_index
 from ._anthropic_messages_threads import expire_route, require_beta, resolve_thread
+from ._request_valid import SWITCHES, validator
 
 if TYPE_CHECKING:
     from .._script import ScriptTurn
@@ -38,7 +39,9 @@ if TYPE_CHECKING:
 
 __all__ = ["PROVIDER"]
 
+PROTOCOL_NAME = "anthropic_messages"
 CHECKS = (
+    SWITCHES[PROTOCOL_NAME],
     "anthropic_tool_use_has_result",
     "anthropic_tool_result_first",
     "anthropic_tool_result_has_tool_use",
@@ -47,7 +50,6 @@ CHECKS = (
     *hosted_checks.CHECKS,
 )
 _THINKING = frozenset({"thinking", "redacted_thinking"})
-PROTOCOL_NAME = "anthropic_messages"
 
 
 def auth(request: Request) -> Reply | None:
@@ -307,6 +309,8 @@ PROVIDER = Provider(
     object_arguments=True,
     checks=CHECKS,
     check=hosted_checks.checking(_check),
+    validate=validator(PROTOCOL_NAME),
+    validate_switch=SWITCHES[PROTOCOL_NAME],
     index=hosted_checks.indexing(index),
     respond_keys=frozenset({"hosted"}),
     check_respond=hosted.check_respond,

@@ -45,6 +45,7 @@ from . import _gemini_generate_content_hosted as hosted
 from . import _gemini_generate_content_tools as hosted_tools
 from ._gemini_generate_content_checks import CHECKS, check
 from ._gemini_generate_content_signatures import place_signature, signs
+from ._request_valid import SWITCHES, validator
 from .gemini_interactions import auth, error_body, http_error
 
 if TYPE_CHECKING:
@@ -358,8 +359,10 @@ PROVIDER = Provider(
     statuses=STATUSES,
     object_arguments=True,
     fault_roles=fault_roles,
-    checks=CHECKS,
+    checks=(SWITCHES[_PROTOCOL], *CHECKS),
     check=check,
+    validate=validator(_PROTOCOL),
+    validate_switch=SWITCHES[_PROTOCOL],
     request_body=request_body,
     respond_keys=frozenset({"chunk_plan", "hosted", "thought_signatures"}),
     check_respond=check_respond,

@@ -41,6 +41,7 @@ from .._requests import FunctionResult, RequestView, last_text, list_of, texts, 
 from . import Endpoint, Event, Ids, Provider, RenderedTurn
 from ._gemini_interactions_checks import check, gemini_error, not_found
 from ._gemini_interactions_hosted import check_hosted, hosted_specs, hosted_types
+from ._request_valid import SWITCHES, validator
 
 if TYPE_CHECKING:
     from .._script import ScriptTurn
@@ -52,6 +53,7 @@ __all__ = ["PROVIDER"]
 _PROTOCOL = "gemini_interactions"
 _VERSIONS = ("v1", "v1beta")
 CHECKS = (
+    SWITCHES[_PROTOCOL],
     "gemini_previous_interaction_found",
     "gemini_previous_interaction_stored",
     "gemini_previous_interaction_active",
@@ -404,6 +406,8 @@ PROVIDER = Provider(
     previous_key="previous_interaction_id",
     checks=CHECKS,
     check=check,
+    validate=validator(_PROTOCOL),
+    validate_switch=SWITCHES[_PROTOCOL],
     respond_keys=frozenset({"hosted"}),
     check_respond=check_hosted,
 )

@@ -35,6 +35,7 @@ from . import _openai_responses_hosted as hosted
 from . import _openai_responses_tools as tools
 from ._openai_responses_checks import check as continuation_check
 from ._openai_responses_checks import emitted_index, openai_error
+from ._request_valid import SWITCHES, validator
 
 if TYPE_CHECKING:
     from .._script import ScriptTurn
@@ -48,6 +49,7 @@ _TERMINALS = frozenset({"response.completed", "response.incomplete", "response.f
 # cancelled belong to background mode, which the mock does not serve).
 STATUSES = ("completed", "incomplete", "failed")
 CHECKS = (
+    SWITCHES[_PROTOCOL],
     "openai_previous_response_found",
     "openai_item_reference_found",
     "openai_output_has_call",
@@ -398,6 +400,8 @@ PROVIDER = Provider(
     previous_key="previous_response_id",
     checks=CHECKS,
     check=check,
+    validate=validator(_PROTOCOL),
+    validate_switch=SWITCHES[_PROTOCOL],
     index=index,
     final_from_stream=final_from_stream,
     respond_keys=hosted.RESPOND_KEYS,
