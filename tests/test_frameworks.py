@@ -1,10 +1,10 @@
 """Agent frameworks run their own tool loops against the mock: the OpenAI Agents SDK and
 pydantic-ai (the ``frameworks`` extra, light enough for ``make test``), each through the
-example under ``examples/frameworks/`` that the README points at.
+example under ``examples/frameworks/`` that docs/frameworks.md points at.
 
 Skipped when the extra is missing, except under ``CI=true``, where a missing framework
 fails: CI installs ``.[dev]``, which includes it. LangChain, LiteLLM and the Vercel AI SDK
-are checked by hand (README: "Use with agent frameworks").
+are checked by hand (docs/frameworks.md).
 """
 
 from __future__ import annotations
