@@ -10,9 +10,9 @@ The rules a document follows (docs/docs.md says them for writers):
   examples. A block with top-level ``await`` runs in an event loop of its own.
 - ``<!-- not-run: <reason> -->`` on the line right before a fence: the block is
   deliberately partial; it is reported as skipped with that reason.
-- ``<!-- pytest -->`` right before a fence: the block is a whole test file; it is written
-  to the document's directory and run by pytest in a child process (with this process's
-  ``-O`` and ``-W`` flags), which must pass.
+- ``<!-- pytest -->`` right before a fence: the block is a whole test file; pytest runs
+  it (in process, through ``pytester``, with warnings as errors) in a directory of its
+  own where ``examples`` is the repository's, and at least one test must pass.
 - Every ```json block is a whole mock script and must pass ``callgate script check``
   (the command itself runs on it); ``<!-- fragment -->`` right before a fence marks a part
   of one (skipped). ```jsonc blocks are fragments by nature and must say so.
@@ -28,7 +28,6 @@ import inspect
 import io
 import linecache
 import re
-import subprocess
 import sys
 import types
 from pathlib import Path
@@ -43,6 +42,18 @@ DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,})(?P<lang>[\w-]*)\s*$")
 _MARKER = re.compile(r"^\s*<!--\s*(?P<body>.*?)\s*-->\s*$")
 _CHECKED = ("python", "json", "jsonc")
+# A test file of the docs runs as strictly as this suite (the -O notice is not an error).
+_STRICT = (
+    "--strict-markers",
+    "-p",
+    "no:cacheprovider",
+    "-W",
+    "error",
+    "-W",
+    "ignore:assertions not in test modules:pytest.PytestConfigWarning",
+)
+
+pytest_plugins = ["pytester"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -179,30 +190,30 @@ def _run_python(block: Block, run: _DocumentRun, monkeypatch: pytest.MonkeyPatch
     run.done.add(block.line)
 
 
-def _run_test_file(block: Block, run: _DocumentRun) -> None:
-    path = run.directory / f"test_{block.document.stem.lower()}_{block.line}.py"
-    path.write_text(block.source, encoding="utf-8")
-    flags = ["-O"] * sys.flags.optimize + [f"-W{w}" for w in sys.warnoptions]
-    args = [sys.executable, *flags, "-m", "pytest", "-q", "-p", "no:cacheprovider", path.name]
-    child = subprocess.run(
-        args, cwd=run.directory, capture_output=True, text=True, timeout=300, check=False
-    )
-    if child.returncode != 0:  # 5 (no test ran) fails too
-        pytest.fail(f"{block.name}: pytest exited {child.returncode}\n{child.stdout}{child.stderr}")
+def _run_test_file(block: Block, pytester: pytest.Pytester) -> None:
+    """pytest on the block as a test file of its own, in process, as strictly as ours."""
+    pytester.makepyfile(**{f"test_{block.document.stem.lower()}_{block.line}": block.source})
+    (pytester.path / "examples").symlink_to(ROOT / "examples", target_is_directory=True)
+    result = pytester.runpytest(*_STRICT)
+    outcomes = result.parseoutcomes()
+    if result.ret != 0 or not outcomes.get("passed"):  # exit 5 (no test) fails too
+        pytest.fail(f"{block.name}: pytest exited {result.ret} ({outcomes})\n{result.stdout.str()}")
 
 
 @pytest.mark.parametrize("block", [_param(b) for b in ALL_BLOCKS if b.lang == "python"])
 def test_python_block_runs(
-    block: Block, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+    block: Block,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
 ) -> None:
     marker = _marker(block, ("not-run", "pytest"))
     if marker is not None and marker[0] == "not-run":
         pytest.skip(f"not run: {marker[1]}")
-    run = _document_run(block.document, tmp_path_factory)
     if marker is not None:
-        _run_test_file(block, run)
+        _run_test_file(block, request.getfixturevalue("pytester"))
     else:
-        _run_python(block, run, monkeypatch)
+        _run_python(block, _document_run(block.document, tmp_path_factory), monkeypatch)
 
 
 @pytest.mark.parametrize("block", [_param(b) for b in ALL_BLOCKS if b.lang != "python"])
