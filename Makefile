@@ -1,5 +1,6 @@
-# Two commands: `make demo` (the main job) and `make test` (the whole check).
-# Both create .venv on first use and install what they need into it.
+# Two commands: `make demo` (the main job) and `make test` (the whole check). While you
+# edit, `make check` runs lint, types and the fast tests. Each creates .venv on first use
+# and installs what it needs into it. What each runs: docs/testing.md.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -10,7 +11,8 @@ RSTAMP := $(VENV)/.installed-run
 BASE   := .venv-baseline
 BSTAMP := $(BASE)/.installed-baseline
 
-.PHONY: test lint typecheck demo clean test-baseline fuzz crash-matrix
+.PHONY: test check check-suite lint typecheck static suite suite-optimized demo clean test-baseline \
+  fuzz crash-matrix
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -40,13 +42,47 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-# The suite runs twice: normally, and with asserts stripped and warnings as errors,
-# which proves no check relies on `assert`. pytest exits 5 when it collects no test,
+static: lint typecheck
+
+# The suite on pytest-xdist workers (JOBS, default 2: this is a 2-core machine). Its tests
+# are independent of the process they run in: servers bind free ports, files live in
+# tmp_path, each PostgreSQL test has a schema of its own, and the plugin's per-worker
+# server is what its own xdist test checks. --dist loadgroup keeps the blocks of one
+# document (tests/test_docs.py) on one worker. pytest exits 5 when it collects no test,
 # and make stops on that like on any failure.
-test: lint typecheck
-	$(BIN)/python -m pytest
-	$(BIN)/python -O -W error -m pytest
-	$(MAKE) test-baseline
+JOBS ?= 2
+XDIST = -n $(JOBS) --dist loadgroup
+
+suite: $(STAMP)
+	$(BIN)/python -m pytest -q $(XDIST)
+
+# The suite again with asserts stripped and warnings as errors: proves no check relies on
+# `assert` and nothing warns, at import time included.
+suite-optimized: $(STAMP)
+	$(BIN)/python -O -W error -m pytest -q $(XDIST)
+
+# `make test` runs its five steps at once and prints each one's output when it ends: lint,
+# types, the two suite passes (two workers each) and the baseline-SDK files (after their
+# environment is installed). The suites' workers often wait on sockets, sleeps and child
+# processes; steps side by side fill those waits, so two cores stay busy to the end instead
+# of idling between one step and the next. A failing step fails `make test` once the
+# others have ended.
+ROUND = $(MAKE) --no-print-directory -j5 --output-sync=target
+test: | $(STAMP)
+	@$(ROUND) static suite suite-optimized test-baseline
+
+# The edit loop (under 2 minutes here, docs/testing.md): lint, types and the suite without
+# its slow files: the crash cells and the fuzzer (SIGKILLed processes, minutes of CPU), the
+# docs' blocks and the agent frameworks (SDK-sized imports and servers), the plugin's
+# pytest-in-pytest runs, the CLI's child processes and PostgreSQL's CI check.
+CHECK_SKIP = tests/ledger/test_ledger_crash.py tests/ledger/test_ledger_crash_loop.py \
+  tests/ledger/test_ledger_ci_postgres.py tests/fuzz tests/test_docs.py tests/test_frameworks.py \
+  tests/mock/test_mock_plugin.py tests/mock/test_mock_plugin_shared.py tests/test_cli.py \
+  tests/test_cli_script.py tests/test_cli_bounds.py tests/recording/test_recording_commands.py
+check: | $(STAMP)
+	@$(ROUND) static check-suite
+check-suite: $(STAMP)
+	$(BIN)/python -m pytest -q $(XDIST) $(addprefix --ignore=,$(CHECK_SKIP))
 
 # The official-SDK conformance tests again, against the 2026-07-21 baseline SDKs.
 BASELINE_TESTS = tests/mock/test_mock_sdk_conformance.py tests/mock/test_mock_ggc_sdk_conformance.py \
@@ -57,8 +93,8 @@ BASELINE_TESTS += tests/test_cli_serve_urls.py tests/mock/test_mock_sessions.py
 BASELINE_TESTS += tests/mock/test_mock_fixtures_sdk.py tests/mock/test_mock_faults_points_sdk.py
 BASELINE_TESTS += tests/mock/test_mock_hosted_ggc_sdk.py
 test-baseline: $(BSTAMP)
-	$(BASE)/bin/python -m pytest $(BASELINE_TESTS)
-	$(BASE)/bin/python -O -W error -m pytest $(BASELINE_TESTS)
+	$(BASE)/bin/python -m pytest -q $(BASELINE_TESTS)
+	$(BASE)/bin/python -O -W error -m pytest -q $(BASELINE_TESTS)
 
 # The mutation fuzzer of tests/fuzz for minutes with a fresh seed (it runs for a few
 # seconds with a fixed seed inside `make test`). Override CALLGATE_FUZZ_SECONDS/_SEED.
