@@ -103,12 +103,8 @@ def blocks_of(document: Path) -> list[Block]:
 
 
 ALL_BLOCKS = [b for d in DOCUMENTS for b in blocks_of(d) if b.lang in _CHECKED]
-
-
-def _param(block: Block) -> object:
-    # One worker runs a document's blocks (``--dist loadgroup``), so none runs twice.
-    group = pytest.mark.xdist_group(f"docs:{block.document.name}")
-    return pytest.param(block, id=block.name, marks=group)
+PYTHON_BLOCKS = [b for b in ALL_BLOCKS if b.lang == "python"]
+JSON_BLOCKS = [b for b in ALL_BLOCKS if b.lang != "python"]
 
 
 @dataclasses.dataclass
@@ -200,7 +196,7 @@ def _run_test_file(block: Block, pytester: pytest.Pytester) -> None:
         pytest.fail(f"{block.name}: pytest exited {result.ret} ({outcomes})\n{result.stdout.str()}")
 
 
-@pytest.mark.parametrize("block", [_param(b) for b in ALL_BLOCKS if b.lang == "python"])
+@pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=[b.name for b in PYTHON_BLOCKS])
 def test_python_block_runs(
     block: Block,
     tmp_path_factory: pytest.TempPathFactory,
@@ -216,7 +212,7 @@ def test_python_block_runs(
         _run_python(block, _document_run(block.document, tmp_path_factory), monkeypatch)
 
 
-@pytest.mark.parametrize("block", [_param(b) for b in ALL_BLOCKS if b.lang != "python"])
+@pytest.mark.parametrize("block", JSON_BLOCKS, ids=[b.name for b in JSON_BLOCKS])
 def test_json_block_is_a_valid_script(block: Block, tmp_path: Path) -> None:
     marker = _marker(block, ("fragment",))
     if marker is not None:
