@@ -250,6 +250,16 @@ def test_the_block_reader_sees_markers_fences_and_indentation(tmp_path: Path) ->
         blocks_of(doc)
 
 
+_LINK = re.compile(r"\]\((?P<target>[^)\s#]+)(?:#[^)\s]*)?\)")
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=[d.name for d in DOCUMENTS])
+def test_every_relative_link_reaches_a_file(document: Path) -> None:
+    targets = _LINK.findall(document.read_text(encoding="utf-8"))
+    local = [t for t in targets if ":" not in t]  # not https:, mailto: or a script's cite:
+    assert [t for t in local if not (document.parent / t).exists()] == []
+
+
 def test_every_document_with_code_has_a_test() -> None:
     # The README and the reference docs hold code; a reader that found none would pass empty.
     names = {b.document.name for b in ALL_BLOCKS if b.lang == "python"}
