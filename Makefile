@@ -1,5 +1,6 @@
-# Two commands: `make demo` (the main job) and `make test` (the whole check).
-# Both create .venv on first use and install what they need into it.
+# Two commands: `make demo` (the main job) and `make test` (the whole check). While you
+# edit, `make check` runs lint, types and the fast tests. Each creates .venv on first use
+# and installs what it needs into it. What each runs: docs/testing.md.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -10,7 +11,8 @@ RSTAMP := $(VENV)/.installed-run
 BASE   := .venv-baseline
 BSTAMP := $(BASE)/.installed-baseline
 
-.PHONY: test lint typecheck demo clean test-baseline fuzz crash-matrix
+.PHONY: test check check-suite lint typecheck static suite suite-optimized demo clean test-baseline \
+  fuzz crash-matrix
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -40,13 +42,55 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-# The suite runs twice: normally, and with asserts stripped and warnings as errors,
-# which proves no check relies on `assert`. pytest exits 5 when it collects no test,
-# and make stops on that like on any failure.
-test: lint typecheck
-	$(BIN)/python -m pytest
-	$(BIN)/python -O -W error -m pytest
-	$(MAKE) test-baseline
+static: lint typecheck
+
+# The suite on pytest-xdist workers (JOBS, default 2: this is a 2-core machine). Test files
+# are independent of the process they run in: servers bind free ports, files live in
+# tmp_path, each PostgreSQL test has a schema of its own, and the plugin's per-worker
+# server is what its own xdist test checks. Tests inside a file are not always: some read
+# what a module-scoped fixture recorded for an earlier test of the file, and the docs'
+# blocks build on each other. --dist loadfile hands each file to one worker, whose tests
+# run in file order. pytest exits 5 when it collects no test, and make stops on that like
+# on any failure.
+JOBS ?= 2
+XDIST = -n $(JOBS) --dist loadfile
+
+suite: $(STAMP)
+	$(BIN)/python -m pytest -q $(XDIST)
+
+# The suite again with asserts stripped and warnings as errors: proves no check relies on
+# `assert` and nothing warns, at import time included.
+suite-optimized: $(STAMP)
+	$(BIN)/python -O -W error -m pytest -q $(XDIST)
+
+# `make test` runs its five steps at once and prints each one's output when it ends: lint,
+# types, the two suite passes (two workers each) and the baseline-SDK files (after their
+# environment is installed). The suites' workers often wait on sockets, sleeps and child
+# processes; steps side by side fill those waits, so two cores stay busy to the end instead
+# of idling between one step and the next. A failing step fails `make test` once the
+# others have ended.
+ROUND = $(MAKE) --no-print-directory -j5 --output-sync=target
+test: | $(STAMP)
+	@$(ROUND) static suite suite-optimized test-baseline
+
+# The edit loop: lint, types and the suite without its slow files (a fifth of the tests,
+# three fifths of the time): what runs child processes or SIGKILLs them (crash cells, the
+# fuzzer, the CLI, pytest-in-pytest, PostgreSQL's CI check, the demo), the official-SDK
+# conformance files, the docs' blocks and the agent frameworks, and the long property
+# searches (SSE codec, OpenAI transitions, the strict-JSON scanner, Gemini event ids, the
+# render round trips, the mock's no-5xx property, the ledger's state machine).
+CHECK_SKIP = tests/ledger/test_ledger_crash*.py tests/ledger/test_ledger_ci_postgres.py \
+  tests/fuzz tests/test_cli*.py tests/mock/test_mock_plugin*.py \
+  tests/recording/test_recording_commands.py tests/loop/test_loop_demo.py \
+  tests/*/*sdk*.py tests/test_docs.py tests/test_frameworks.py \
+  tests/sse/test_sse_decoder.py tests/sse/test_sse_encoder.py \
+  tests/openai_responses/test_transitions.py tests/kernel/test_kernel_strict_json_scan.py \
+  tests/gemini_interactions/test_event_ids.py tests/mock/test_mock_render_roundtrip.py \
+  tests/mock/test_mock_no_5xx_property.py tests/ledger/test_ledger_model.py
+check: | $(STAMP)
+	@$(ROUND) static check-suite
+check-suite: $(STAMP)
+	$(BIN)/python -m pytest -q $(XDIST) $(addprefix --ignore-glob=,$(CHECK_SKIP))
 
 # The official-SDK conformance tests again, against the 2026-07-21 baseline SDKs.
 BASELINE_TESTS = tests/mock/test_mock_sdk_conformance.py tests/mock/test_mock_ggc_sdk_conformance.py \
@@ -59,8 +103,8 @@ BASELINE_TESTS += tests/mock/test_mock_hosted_ggc_sdk.py
 BASELINE_TESTS += tests/mock/test_mock_aux_sdk.py tests/mock/test_mock_ggc_signatures.py
 BASELINE_TESTS += tests/mock/test_mock_request_sdk_property.py tests/mock/test_mock_request_spec_drift.py
 test-baseline: $(BSTAMP)
-	$(BASE)/bin/python -m pytest $(BASELINE_TESTS)
-	$(BASE)/bin/python -O -W error -m pytest $(BASELINE_TESTS)
+	$(BASE)/bin/python -m pytest -q $(BASELINE_TESTS)
+	$(BASE)/bin/python -O -W error -m pytest -q $(BASELINE_TESTS)
 
 # The mutation fuzzer of tests/fuzz for minutes with a fresh seed (it runs for a few
 # seconds with a fixed seed inside `make test`). Override CALLGATE_FUZZ_SECONDS/_SEED.

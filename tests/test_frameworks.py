@@ -1,11 +1,11 @@
 """Agent frameworks run their own tool loops against the mock: the OpenAI Agents SDK and
 pydantic-ai (the ``frameworks`` extra, light enough for ``make test``; pydantic-ai's
 ``GoogleModel`` on the dev extra's google-genai), each through the example under
-``examples/frameworks/`` that the README points at.
+``examples/frameworks/`` that docs/frameworks.md points at.
 
 Skipped when the extra is missing, except under ``CI=true``, where a missing framework
 fails: CI installs ``.[dev]``, which includes it. LangChain, LiteLLM and the Vercel AI SDK
-are checked by hand (README: "Use with agent frameworks").
+are checked by hand (docs/frameworks.md).
 """
 
 from __future__ import annotations

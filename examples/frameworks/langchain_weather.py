@@ -2,7 +2,7 @@
 Messages, streamed): the model asks for a tool, the result goes back, the model answers.
 
 Run: ``python examples/frameworks/langchain_weather.py`` (needs ``langchain-anthropic`` and
-``callgate[server]``). Checked by hand (see README: "Use with agent frameworks").
+``callgate[server]``). Checked by hand (see docs/frameworks.md).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 the callgate mock: a tool call, its result, the answer.
 
 Run: ``python examples/frameworks/litellm_weather.py`` (needs ``litellm`` and
-``callgate[server]``). Checked by hand (see README: "Use with agent frameworks").
+``callgate[server]``). Checked by hand (see docs/frameworks.md).
 """
 
 from __future__ import annotations

@@ -181,7 +181,7 @@ def test_google_genai_automatic_function_calling_replays_history_into_fixtures(
 
 
 def _readme_script() -> Script:
-    """The README's first mock example, as written there."""
+    """The first example of docs/mock.md, as written there."""
     from callgate.mock import ScriptBuilder, call
 
     return (
