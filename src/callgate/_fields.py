@@ -4,6 +4,10 @@ Every protocol room reads provider objects through these, so a missing field and
 of the wrong type read the same in every room (``SchemaError``: "<where> lacks required
 field 'x'" / "<where> field 'x' has type list"). ``kinds`` are exact types: ``bool`` is not
 an ``int`` here, as on the wire.
+
+``need`` is for the fields the gate decides on (release, refuse, bind) and nothing else;
+every other field the parser reads goes through ``opt`` (``null`` is absent), and telemetry
+through neither (docs/required-fields.md).
 """
 
 from __future__ import annotations

@@ -214,13 +214,6 @@ def _bad(*blocks: list[Any]) -> list[Any]:
         (_bad(server_call(0, "srvtoolu_1", "web_browse", ["{}"])), UnsupportedProviderState),
         (_bad(tool_block(0, "toolu_1", "get_weather", ["{}"]), search_result(1, "toolu_1")),
          SequenceError),
-        (_bad(server_call(0, "s1", "web_search", ["{}"]), search_result(1, "s1"),
-              search_result(2, "s1")), SequenceError),
-        (_bad(server_call(0, "s1", "web_fetch", ["{}"]), search_result(1, "s1")), SchemaError),
-        (_bad(search_result(0, "s1", {"type": "web_search_tool_result_error"})), SchemaError),
-        (_bad(search_result(0, "s1", {"type": "code_execution_result"})), SchemaError),
-        (_bad(search_result(0, "s1", {"type": ["web_search_tool_result_error"]})), SchemaError),
-        (_bad(search_result(0, "s1", [{"type": "web_search_result", "url": "u"}])), SchemaError),
         (_bad(server_call(0, "s1", "web_search", ["[1]"])), SchemaError),
         (_bad([block_start(0, {"type": "server_tool_use", "id": "s1", "name": "web_search",
                                "input": {}, "caller": {"type": "code_execution_20260521",
@@ -228,15 +221,77 @@ def _bad(*blocks: list[Any]) -> list[Any]:
          UnsupportedProviderState),
         (_bad(whole(0, {"type": "web_search_tool_result", "tool_use_id": "s1", "content": [],
                         "caller": {"type": "code_execution_20250825"}})), SchemaError),
-        (_bad(cited_text(0, {"type": "url_citation", "url": "u"}, "x")),
-         UnsupportedProviderState),
-        (_bad(cited_text(0, {**CITATION, "encrypted_index": None}, "x")), SchemaError),
-        (_bad(cited_text(0, "x", ["not", "an", "object"])), SchemaError),
+        (_bad(whole(0, {"type": "web_search_tool_result", "content": []})), SchemaError),
     ],
 )  # fmt: skip
-def test_malformed_server_blocks_and_citations_fail_closed(events: list[Any], error: type) -> None:
+def test_server_blocks_that_break_a_call_or_its_binding_fail_closed(
+    events: list[Any], error: type
+) -> None:
     with pytest.raises(error):
         parse(events)
+
+
+def _with_a_call(*blocks: list[Any]) -> list[Any]:
+    """``blocks`` then a client call, ending in tool_use: what the gate must still release."""
+    events = [e for b in blocks for e in b]
+    index = sum(1 for e in events if e["type"] == "content_block_start")
+    call = tool_block(index, "toolu_1", "get_weather", ['{"city": "Oslo"}'])
+    return [start(), *events, *call, *finish("tool_use")]
+
+
+# Hosted-tool details and citations are telemetry (docs/required-fields.md): each variant
+# parses, keeps the blocks raw, releases the call beside it and says what it saw.
+TELEMETRY: list[tuple[list[Any], list[str], list[Any]]] = [
+    (_with_a_call(server_call(0, "s1", "web_search", ["{}"]), search_result(1, "s1"),
+                  search_result(2, "s1")),
+     ["a second result block for server call 's1'"], ["completed"]),
+    (_with_a_call(server_call(0, "s1", "web_fetch", ["{}"]), search_result(1, "s1")),
+     ["web_search_tool_result answers a web_fetch call"], ["completed"]),
+    (_with_a_call(search_result(0, "s1", {"type": "web_search_tool_result_error"})),
+     [], ["error"]),
+    (_with_a_call(search_result(0, "s1", {"type": "code_execution_result"})), [], ["completed"]),
+    (_with_a_call(search_result(0, "s1", {"type": ["web_search_tool_result_error"]})), [],
+     ["completed"]),
+    (_with_a_call(search_result(0, "s1", [{"type": "web_search_result", "url": "u"}])), [],
+     ["completed"]),
+    (_with_a_call(whole(0, {"type": "web_search_tool_result", "tool_use_id": "s1"})), [],
+     ["completed"]),
+    (_with_a_call(cited_text(0, {"type": "url_citation", "url": "u"}, "x")), [], []),
+    (_with_a_call(cited_text(0, {**CITATION, "encrypted_index": None}, "x")),
+     ["citations_delta: web_search_result_location lacks a str `encrypted_index`"], []),
+    (_with_a_call(cited_text(0, "x", ["not", "an", "object"])),
+     ["citations_delta: a citation is not an object with a string `type`"], []),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("events", "warnings", "statuses"), TELEMETRY)
+def test_hosted_details_and_citations_never_refuse_a_turn(
+    events: list[Any], warnings: list[str], statuses: list[Any]
+) -> None:
+    turn = parse(events)
+    assert [c.call_id for c in turn.calls] == ["toolu_1"]
+    assert list(turn.warnings) == warnings
+    assert [h.status for h in turn.hosted_calls] == statuses
+    body = parse_response(as_body(events))
+    assert (body.calls, body.hosted_calls, body.citations) == (
+        turn.calls,
+        turn.hosted_calls,
+        turn.citations,
+    )
+
+
+def test_an_unknown_citation_type_is_a_citation_without_source_or_offsets() -> None:
+    odd = {"type": "url_citation", "url": "u"}
+    turn = parse(_with_a_call(cited_text(0, odd, "x")))
+    assert [(c.kind, c.source, c.start, c.end, c.raw) for c in turn.citations] == [
+        ("url_citation", None, None, None, odd)
+    ]
+
+
+def test_an_error_result_names_its_code_when_it_has_one() -> None:
+    error = {"type": "web_search_tool_result_error", "error_code": "max_uses_exceeded"}
+    turn = parse(_with_a_call(search_result(0, "s1", error)))
+    assert [h.status for h in turn.hosted_calls] == ["error:max_uses_exceeded"]
 
 
 def test_a_result_for_an_earlier_responses_call_is_its_own_hosted_call() -> None:
@@ -256,15 +311,25 @@ def _usage_events(*counts: Any) -> list[Any]:
     return [*events, MESSAGE_STOP]
 
 
-def test_server_usage_needs_both_counters_and_never_goes_down() -> None:
+def test_server_usage_is_telemetry_that_never_refuses_a_turn() -> None:
     full = {"web_search_requests": 2, "web_fetch_requests": 1}
     assert parse(_usage_events(full, full)).usage["server_tool_use"] == full
-    with pytest.raises(SchemaError):
-        parse(_usage_events({"web_search_requests": 2}))
-    with pytest.raises(SchemaError):
-        parse(_usage_events({"web_search_requests": "2", "web_fetch_requests": 0}))
-    with pytest.raises(SequenceError):
-        parse(_usage_events(full, {"web_search_requests": 1, "web_fetch_requests": 1}))
+    # null counters (programmatic tool calling and tool search send them), a missing
+    # counter, counters of another type: all kept raw, the turn parses.
+    for count in (
+        {"web_search_requests": 0, "web_fetch_requests": None},
+        {"web_search_requests": 2},
+        {"web_search_requests": "2", "web_fetch_requests": 0},
+    ):
+        turn = parse(_usage_events(count))
+        assert turn.usage["server_tool_use"] == count
+        assert turn.warnings == ()
+    # A null never erases what message_start reported.
+    kept = parse(_usage_events(None)).usage["server_tool_use"]
+    assert kept == start()["message"]["usage"]["server_tool_use"]
+    # A counter that goes down is a warning, not a refusal.
+    down = parse(_usage_events(full, {"web_search_requests": 1, "web_fetch_requests": 1}))
+    assert down.warnings == ("usage.server_tool_use.web_search_requests went down from 2 to 1",)
 
 
 def build(turn: Turn, results: Any = (), **kwargs: Any) -> dict[str, Any]:

@@ -142,12 +142,24 @@ def test_delta_fields_that_pass_are_set_and_a_null_keeps_an_earlier_value() -> N
     assert turn.telemetry == {}
 
 
-@pytest.mark.parametrize("key", ["input_tokens", "cache_read_input_tokens"])
-def test_usage_counters_are_type_checked(key: str) -> None:
+@pytest.mark.parametrize("key", ["input_tokens", "cache_read_input_tokens", "output_tokens"])
+def test_usage_counters_are_telemetry_kept_raw(key: str) -> None:
     event = message_delta("end_turn")
     event["usage"][key] = "12"
-    with pytest.raises(SchemaError, match=f"usage.{key} is not an int"):
-        parse_stream(sse(message_start(), event, MESSAGE_STOP))
+    turn = parse_stream(sse(message_start(), event, MESSAGE_STOP))
+    assert (turn.usage[key], turn.warnings) == ("12", ())
+
+
+@pytest.mark.parametrize("usage", [None, "n/a"])
+def test_a_message_delta_without_usage_parses(usage: object) -> None:
+    event = message_delta("end_turn")
+    if usage is None:
+        del event["usage"]
+    else:
+        event["usage"] = usage
+    turn = parse_stream(sse(message_start(), event, MESSAGE_STOP))
+    assert turn.usage == message_start()["message"]["usage"]
+    assert turn.warnings == (() if usage is None else ("message_delta usage is not an object",))
 
 
 def test_delta_still_cannot_carry_identity_fields() -> None:

@@ -147,14 +147,19 @@ def test_content_without_a_stop_reason_is_a_schema_error() -> None:
         {"type": "tool_use", "id": "t1", "name": "lookup"},  # no input
         {"type": "tool_use", "id": "t1", "name": "lookup", "input": "{}"},
         {"type": "thinking", "thinking": "hmm"},  # no signature
-        {"type": "text"},
+        {"type": "text", "text": 3},
         "not a block",
     ],
-    ids=["no_input", "string_input", "unsigned_thinking", "textless", "string"],
+    ids=["no_input", "string_input", "unsigned_thinking", "text_not_a_string", "string"],
 )
 def test_incomplete_blocks_in_a_complete_start_are_schema_errors(block: Any) -> None:
     with pytest.raises(SchemaError):
         parse_stream(sse(complete_start([block]), MESSAGE_STOP))
+
+
+def test_a_text_block_without_text_in_a_complete_start_is_empty_text() -> None:
+    turn = parse_stream(sse(complete_start([{"type": "text"}, tool()]), MESSAGE_STOP))
+    assert (turn.text, turn.content[0], len(turn.calls)) == ("", {"type": "text"}, 1)
 
 
 def test_duplicate_ids_in_a_complete_start_are_a_sequence_error() -> None:

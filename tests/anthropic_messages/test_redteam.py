@@ -249,10 +249,12 @@ def test_unknown_event_type_fails_closed() -> None:
     fails(UnsupportedProviderState, message_start(), {"type": "message_annotation"})
 
 
-def test_usage_regression_fails() -> None:
+def test_usage_regression_is_a_warning_not_a_refusal() -> None:
+    # Usage is telemetry: a count that goes down is recorded, never refused.
     events = [message_start(), *text_block(0, "a"), message_delta("end_turn", out=20)]
-    fails(SequenceError, *events, message_delta("end_turn", out=19), MESSAGE_STOP)
-    fails(SequenceError, message_start(output_tokens=5), message_delta("end_turn", out=4))
+    turn = parse_stream(sse(*events, message_delta("end_turn", out=19), MESSAGE_STOP))
+    assert turn.warnings == ("usage.output_tokens went down from 20 to 19",)
+    assert turn.usage["output_tokens"] == 19
 
 
 def test_missing_message_delta_fails() -> None:
@@ -502,3 +504,62 @@ def test_response_body_tool_input_must_be_an_object() -> None:
         parse_response(body)
     body["content"][0]["input"] = {"a": 1}  # type: ignore[index]
     assert parse_response(body).calls[0].arguments == {"a": 1}
+
+
+# -- required fields: only what the gate decides on (docs/required-fields.md) ----------------
+
+
+def test_a_programmatic_loop_turn_with_null_usage_counters_releases_its_calls() -> None:
+    # What a programmatic-tool-calling or tool-search loop sends: server_tool_use counters
+    # that are null, and nulls beside them, in message_start and message_delta alike.
+    usage = {
+        "input_tokens": 812,
+        "cache_creation_input_tokens": None,
+        "cache_read_input_tokens": None,
+        "cache_creation": None,
+        "output_tokens": 3,
+        "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": None},
+        "service_tier": "standard",
+    }
+    start = message_start()
+    start["message"]["usage"] = usage
+    end = message_delta("tool_use")
+    nulls = {"web_search_requests": None, "web_fetch_requests": None}
+    end["usage"] = {**usage, "output_tokens": 41, "input_tokens": None, "server_tool_use": nulls}
+    turn = parse_stream(
+        sse(start, *tool_block(0, "toolu_1", "lookup", ['{"q": 1}']), end, MESSAGE_STOP)
+    )
+    assert [(c.call_id, c.arguments) for c in turn.calls] == [("toolu_1", {"q": 1})]
+    assert turn.usage["output_tokens"] == 41
+    assert turn.usage["input_tokens"] == 812  # a null never erases
+    assert turn.warnings == ()
+
+
+def test_a_message_start_with_only_its_id_parses() -> None:
+    start = {"type": "message_start", "message": {"id": "m-1"}}
+    turn = parse_stream(
+        sse(start, *tool_block(0, "t", "f", ["{}"]), message_delta("tool_use"), MESSAGE_STOP)
+    )
+    assert (turn.message_id, turn.model, [c.call_id for c in turn.calls]) == ("m-1", None, ["t"])
+    assert turn.usage == {"output_tokens": 10}
+
+
+def test_a_message_start_without_its_id_is_refused() -> None:
+    # A message thread continues from the message id (previous_message_id).
+    start = message_start()
+    del start["message"]["id"]
+    err = fails(SchemaError, start, message_delta("end_turn"), MESSAGE_STOP)
+    assert "'id'" in err.message
+
+
+@pytest.mark.parametrize(("key", "value"), [("role", "user"), ("type", "completion"), ("model", 3)])
+def test_a_message_start_field_of_another_value_is_refused(key: str, value: object) -> None:
+    start = message_start()
+    start["message"][key] = value
+    fails(SchemaError, start, message_delta("end_turn"), MESSAGE_STOP)
+
+
+def test_a_message_delta_without_delta_leaves_the_stop_reason_required() -> None:
+    event = message_delta("tool_use")
+    del event["delta"]
+    fails(SequenceError, message_start(), *tool_block(0, "t", "f", ["{}"]), event, MESSAGE_STOP)

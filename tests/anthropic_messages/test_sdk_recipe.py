@@ -13,6 +13,7 @@ from callgate import JSONError
 from callgate.anthropic_messages import Parser, parse_response, parse_stream
 
 from .test_sdk_equivalence import sdk_stream
+from .wire import CONTAINER_BODY as BODY
 from .wire import FIXTURE_DIR
 
 anthropic = pytest.importorskip("anthropic")
@@ -20,26 +21,6 @@ httpx2 = pytest.importorskip("httpx2")
 
 FIRST = (FIXTURE_DIR / "programmatic_first.sse").read_bytes()
 HINT = 'to_dict(mode="json")'
-BODY: dict[str, Any] = {
-    "id": "msg_container_1",
-    "type": "message",
-    "role": "assistant",
-    "model": "claude-test-model",
-    "content": [
-        {"type": "server_tool_use", "id": "srvtoolu_9", "name": "code_execution", "input": {}},
-        {
-            "type": "tool_use",
-            "id": "toolu_9",
-            "name": "lookup",
-            "input": {"q": "a"},
-            "caller": {"type": "code_execution_20250825", "tool_id": "srvtoolu_9"},
-        },
-    ],
-    "stop_reason": "tool_use",
-    "stop_sequence": None,
-    "usage": {"input_tokens": 10, "output_tokens": 20},
-    "container": {"id": "container_9", "expires_at": "2026-12-01T10:30:00Z"},
-}
 
 
 def sdk_message(body: dict[str, Any]) -> Any:

@@ -118,3 +118,27 @@ def check_expected(turn: Turn, expected: dict[str, Any]) -> None:
     for index, text in expected.get("texts", {}).items():
         assert turn.content[int(index)]["text"] == text
     assert turn.send_back_unchanged is expected.get("send_back_unchanged", False)
+
+
+# A non-streamed Message of a programmatic tool call in a code-execution container, whose
+# `container.expires_at` the anthropic SDK holds as a datetime.
+CONTAINER_BODY: dict[str, Any] = {
+    "id": "msg_container_1",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-test-model",
+    "content": [
+        {"type": "server_tool_use", "id": "srvtoolu_9", "name": "code_execution", "input": {}},
+        {
+            "type": "tool_use",
+            "id": "toolu_9",
+            "name": "lookup",
+            "input": {"q": "a"},
+            "caller": {"type": "code_execution_20250825", "tool_id": "srvtoolu_9"},
+        },
+    ],
+    "stop_reason": "tool_use",
+    "stop_sequence": None,
+    "usage": {"input_tokens": 10, "output_tokens": 20},
+    "container": {"id": "container_9", "expires_at": "2026-12-01T10:30:00Z"},
+}

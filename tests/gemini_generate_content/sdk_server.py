@@ -1,5 +1,5 @@
-"""A one-route local HTTP server answering every POST with fixed bytes (SSE or JSON), and
-recording each request's path and body, for driving google-genai's generateContent."""
+"""A one-route local HTTP server answering every POST (and GET) with fixed bytes (SSE or
+JSON), and recording each request's path and body, for driving the official SDKs."""
 
 from __future__ import annotations
 
@@ -25,6 +25,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("content-length", str(len(self.body)))
         self.end_headers()
         self.wfile.write(self.body)
+
+    def do_GET(self) -> None:
+        """A GET (``interactions.get``) is answered and recorded the same way."""
+        self.do_POST()
 
     def log_message(self, *args: Any) -> None:
         """Silence per-request logging."""

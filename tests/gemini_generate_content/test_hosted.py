@@ -18,10 +18,8 @@ from callgate import (
     ContinuationError,
     HostedCall,
     SchemaError,
-    SequenceError,
     ToolResult,
     TruncatedStreamError,
-    UnsupportedProviderState,
 )
 from callgate.gemini_generate_content import (
     Parser,
@@ -242,23 +240,32 @@ def test_a_chunk_resending_nothing_keeps_what_came_before(nothing: Any) -> None:
     assert turn.candidate["groundingMetadata"] == _grounding()
 
 
-def test_incremental_grounding_chunks_fail_closed() -> None:
-    """Drift closed: a list re-sent that does not extend the earlier one would be incremental
-    delivery, whose indices nobody pins; silently replacing it would misattribute sources."""
+def test_incremental_grounding_chunks_are_a_warning_and_the_later_list_is_kept() -> None:
+    """A list re-sent that does not extend the earlier one would be incremental delivery,
+    whose indices nobody pins: the turn says so and keeps the later list (grounding is
+    telemetry; it never refuses a turn)."""
     full = _grounding()
     first = {"groundingChunks": full["groundingChunks"][:1]}
     second = {**full, "groundingChunks": full["groundingChunks"][1:]}
     n = _count()
-    with pytest.raises(UnsupportedProviderState, match="does not extend"):
-        _feed(_chunks_with([first] + [None] * (n - 2) + [second]))
+    turn = _feed(_chunks_with([first] + [None] * (n - 2) + [second]))
+    assert turn.warnings[0] == (
+        "groundingMetadata.groundingChunks re-sent with a value that does not extend the "
+        "earlier one: the later one is kept"
+    )
+    assert turn.candidate["groundingMetadata"]["groundingChunks"] == full["groundingChunks"][1:]
 
 
-def test_a_changed_search_entry_point_fails_closed() -> None:
+def test_a_changed_search_entry_point_is_a_warning() -> None:
     full = _grounding()
     changed = {"searchEntryPoint": {"renderedContent": "<div>other</div>"}}
     n = _count()
-    with pytest.raises(UnsupportedProviderState, match="different value"):
-        _feed(_chunks_with([full] + [None] * (n - 2) + [changed]))
+    turn = _feed(_chunks_with([full] + [None] * (n - 2) + [changed]))
+    assert turn.warnings == (
+        "groundingMetadata.searchEntryPoint re-sent with a value that does not extend the "
+        "earlier one: the later one is kept",
+    )
+    assert turn.citations == _body().citations
 
 
 def test_url_context_merges_under_the_same_rule() -> None:
@@ -267,9 +274,19 @@ def test_url_context_merges_under_the_same_rule() -> None:
     events[-1]["candidates"][0]["urlContextMetadata"] = URLS
     turn = _feed(events)
     assert [c.raw for c in turn.hosted_calls if c.tool == "urlContext"] == URLS["urlMetadata"]
+    assert turn.warnings == ()
     events[-1]["candidates"][0]["urlContextMetadata"] = {"urlMetadata": URLS["urlMetadata"][1:]}
-    with pytest.raises(UnsupportedProviderState):
-        _feed(events)
+    turn = _feed(events)
+    assert [c.raw for c in turn.hosted_calls if c.tool == "urlContext"] == URLS["urlMetadata"][1:]
+    assert len(turn.warnings) == 1
+
+
+def test_grounding_that_is_no_object_is_a_warning() -> None:
+    turn = parse_response(render_body(parts=_parts(), candidate_extra={"groundingMetadata": []}))
+    assert (turn.citations, turn.warnings) == (
+        (),
+        ("candidate 'groundingMetadata' is not an object: ignored",),
+    )
 
 
 def _with_support(mutate: Any) -> dict[str, Any]:
@@ -282,37 +299,130 @@ def _segment(**values: Any) -> Any:
     return lambda support: support["segment"].update(values)
 
 
+CALL = {"function_call": {"name": "lookup", "id": "f1", "args": {}}}
+S2, E2 = START2, START2 + len(SECOND.encode())
+NAMED = "groundingSupports[1] names part {}; its text is in part 2"
+NO_OFFSETS = "groundingSupports[1]: part 2 "
+
+
 @pytest.mark.parametrize(
-    ("mutate", "match"),
+    ("mutate", "offsets", "warning"),
     [
-        (_segment(partIndex=9), "no text part"),
-        (_segment(partIndex=0), "no text part"),  # the executableCode part
-        (_segment(endIndex=len(ANSWER.encode()) + 1), "outside part"),
-        (_segment(startIndex=START2 + 3, endIndex=START2 + 1), "outside part"),
-        (_segment(startIndex=1, endIndex=4, text=None), "UTF-8"),  # inside "Ç"
-        (_segment(text="Spain lost."), "differs"),
-        (_segment(startIndex=-1), ">= 0"),
-        (_segment(partIndex="2"), ">= 0"),
-        (lambda s: s["segment"].pop("endIndex"), "endIndex"),
-        (lambda s: s.pop("segment"), "segment"),
-        (lambda s: s.update(groundingChunkIndices=[2]), "outside the 2 chunk"),
-        (lambda s: s.update(groundingChunkIndices=[-1]), "outside"),
-        (lambda s: s.update(groundingChunkIndices=[True]), "outside"),
-        (lambda s: s.update(confidenceScores=[0.1]), "differ in length"),
+        # partIndex names no text part, but the cited text is in part 2: resolved there.
+        (_segment(partIndex=9), (S2, E2), NAMED.format(9)),
+        (_segment(partIndex=0), (S2, E2), NAMED.format(0)),  # the executableCode part
+        (_segment(partIndex=3), (S2, E2), NAMED.format(3)),  # the empty signed text part
+        # the segment fits no text part: its source is still cited, without offsets
+        (_segment(endIndex=len(ANSWER.encode()) + 1), (None, None), NO_OFFSETS + "holds no"),
+        (_segment(startIndex=S2 + 3, endIndex=S2 + 1), (None, None), NO_OFFSETS + "holds no"),
+        (_segment(startIndex=1, endIndex=4, text=None), (None, None), NO_OFFSETS + "holds no"),
+        (_segment(text="Spain lost."), (None, None), NO_OFFSETS + "does not hold"),
+        (_segment(partIndex=0, text=None), (None, None), "part 0 is no text part"),
+        (_segment(startIndex=-1), (None, None), "lacks an integer"),
+        (_segment(partIndex="2"), (None, None), "lacks an integer"),
+        (lambda s: s["segment"].pop("endIndex"), (None, None), "lacks an integer"),
+        (lambda s: s.pop("segment"), (None, None), "has no segment object"),
     ],
 )
-def test_a_support_outside_the_turn_is_a_schema_error(mutate: Any, match: str) -> None:
+def test_a_support_the_turn_does_not_hold_keeps_its_source_and_warns(
+    mutate: Any, offsets: tuple[Any, Any], warning: str
+) -> None:
     def drop_none(support: dict[str, Any]) -> None:
         mutate(support)
         if "segment" in support:
             support["segment"] = {k: v for k, v in support["segment"].items() if v is not None}
 
-    body = _with_support(drop_none)
-    with pytest.raises(SchemaError, match=match):
-        parse_response(body)
-    events = render_events(parts=_parts(), candidate_extra=body["candidates"][0])
-    with pytest.raises(SchemaError, match=match):
-        parse_stream(encode_sse(events))
+    grounding = _grounding()
+    drop_none(grounding["groundingSupports"][1])
+    extra = {"groundingMetadata": grounding}
+    body = parse_response(render_body(parts=[*_parts(), CALL], candidate_extra=extra))
+    streamed = parse_stream(
+        encode_sse(render_events(parts=[*_parts(), CALL], candidate_extra=extra))
+    )
+    for turn in (body, streamed):
+        assert [c.call_id for c in turn.calls] == ["f1"]
+        assert len(turn.warnings) == 1
+        assert warning in turn.warnings[0]
+        second = [(c.source, c.start, c.end) for c in turn.citations[1:]]
+        assert second == [
+            ("https://example.com/uefa", *offsets),
+            ("https://files.example/doc1", *offsets),
+        ]
+    assert body.citations == streamed.citations
+
+
+@pytest.mark.parametrize(
+    ("mutate", "cited", "warning"),
+    [
+        (lambda s: s.update(groundingChunkIndices=[2]), 0, "names chunk 2 of 2: skipped"),
+        (lambda s: s.update(groundingChunkIndices=[-1]), 0, "names chunk -1 of 2: skipped"),
+        (lambda s: s.update(groundingChunkIndices=[True]), 0, "names chunk True of 2: skipped"),
+        (lambda s: s.update(groundingChunkIndices=[1, 7]), 1, "names chunk 7 of 2: skipped"),
+        (
+            lambda s: s.update(confidenceScores=[0.1]),
+            2,
+            "confidenceScores and chunk indices differ",
+        ),
+    ],
+)
+def test_chunk_indices_the_turn_does_not_hold_are_skipped_with_a_warning(
+    mutate: Any, cited: int, warning: str
+) -> None:
+    grounding = _grounding()
+    mutate(grounding["groundingSupports"][1])
+    turn = parse_response(
+        render_body(parts=[*_parts(), CALL], candidate_extra={"groundingMetadata": grounding})
+    )
+    assert len(turn.citations) == 1 + cited
+    assert turn.warnings == (
+        f"groundingSupports[1] {warning}"
+        if "differ" not in warning
+        else f"groundingSupports[1]: {warning}",
+    )
+    assert [c.call_id for c in turn.calls] == ["f1"]
+
+
+def test_a_file_search_support_naming_a_signature_part_resolves_to_the_text() -> None:
+    """The shape a file-search turn of a thinking model takes (issue 24): the first part
+    carries only the thought signature, the answer is the text part after it, and the
+    support names part 0 (proto3 omits it) with the cited text."""
+    answer = "The policy allows 20 days of leave."
+    cited = "20 days of leave"
+    start = len(answer.split(cited)[0].encode())
+    grounding = {
+        "groundingChunks": [
+            {
+                "retrievedContext": {
+                    "title": "policy.pdf",
+                    "text": "20 days",
+                    "fileSearchStore": "fileSearchStores/s1",
+                }
+            }
+        ],
+        "groundingSupports": [
+            {
+                "segment": {
+                    "startIndex": start,
+                    "endIndex": start + len(cited.encode()),
+                    "text": cited,
+                },
+                "groundingChunkIndices": [0],
+            }
+        ],
+    }
+    parts = [{"text": "", "signature": SIG}, {"text": answer}, CALL]
+    for turn in (
+        parse_response(render_body(parts=parts, candidate_extra={"groundingMetadata": grounding})),
+        parse_stream(
+            encode_sse(render_events(parts=parts, candidate_extra={"groundingMetadata": grounding}))
+        ),
+    ):
+        assert [(c.kind, c.source, c.start, c.end) for c in turn.citations] == [
+            ("retrievedContext", None, start, start + len(cited.encode()))
+        ]
+        assert turn.warnings == ("groundingSupports[0] names part 0; its text is in part 1",)
+        assert [c.call_id for c in turn.calls] == ["f1"]
+        assert [h.tool for h in turn.hosted_calls] == ["fileSearch"]
 
 
 def test_omitted_offsets_are_proto3_zero() -> None:
@@ -326,12 +436,16 @@ def test_omitted_offsets_are_proto3_zero() -> None:
     assert [(c.start, c.end, c.source) for c in turn.citations] == [(0, 2, "https://example.com/x")]
 
 
-def test_unknown_grounding_chunk_kind_fails_closed() -> None:
-    grounding = {"groundingChunks": [{"podcast": {"uri": "x"}}]}
-    with pytest.raises(UnsupportedProviderState, match="no known kind"):
-        parse_response(
-            render_body(parts=[{"text": "a"}], candidate_extra={"groundingMetadata": grounding})
-        )
+def test_an_unknown_grounding_chunk_kind_is_cited_by_its_own_key() -> None:
+    grounding = {
+        "groundingChunks": [{"podcast": {"uri": "x"}}],
+        "groundingSupports": [{"segment": {"endIndex": 1}, "groundingChunkIndices": [0]}],
+    }
+    turn = parse_response(
+        render_body(parts=[{"text": "a"}], candidate_extra={"groundingMetadata": grounding})
+    )
+    assert [(c.kind, c.source, c.start, c.end) for c in turn.citations] == [("podcast", None, 0, 1)]
+    assert turn.warnings == ()
 
 
 @pytest.mark.parametrize(
@@ -375,28 +489,51 @@ def test_code_without_a_result_is_kept_with_no_status() -> None:
     ]
 
 
+OK, ORPHAN, TWO = "OUTCOME_OK", "answers no earlier call", "could answer 2"
+
+
 @pytest.mark.parametrize(
-    ("parts", "error", "match"),
+    ("parts", "calls", "warning"),
     [
-        ((_result(),), SequenceError, "answers no earlier"),
-        ((_code("a"), _result("b")), SequenceError, "answers no earlier"),
-        ((_code("a"), _result()), SequenceError, "answers no earlier"),  # id must be echoed
-        ((_code(), _result("a")), SequenceError, "answers no earlier"),
-        ((_code("a"), _code("a")), SequenceError, "two unanswered"),
-        ((_code(), _code(), _result()), SequenceError, "could answer 2"),
-        ((_code(), _result(), _result()), SequenceError, "answers no earlier"),
-        ((_code(language="BASH"),), UnsupportedProviderState, "language"),
-        (({"executableCode": {"language": "PYTHON"}},), SchemaError, "code"),
-        ((_code(), _result(outcome="OUTCOME_MAYBE")), UnsupportedProviderState, "outcome"),
-        ((_code(), {"codeExecutionResult": {"output": "1"}}), SchemaError, "outcome"),
-        ((_code(""),), SchemaError, "empty"),
+        ((_result(),), [(None, OK, False)], ORPHAN),
+        ((_code("a"), _result("b")), [("a", None, True), ("b", OK, False)], ORPHAN),
+        ((_code("a"), _result()), [("a", None, True), (None, OK, False)], ORPHAN),
+        ((_code(), _result("a")), [(None, None, True), ("a", OK, False)], ORPHAN),
+        ((_code(), _code(), _result()), [(None, OK, True), (None, None, True)], TWO),
+        ((_code(), _result(), _result()), [(None, OK, True), (None, OK, False)], ORPHAN),
+        ((_code("a"), _code("a"), _result("a")), [("a", OK, True), ("a", None, True)], TWO),
     ],
 )
-def test_code_execution_shape_and_pairing_errors(
-    parts: tuple[dict[str, Any], ...], error: type[Exception], match: str
+def test_code_execution_pairing_problems_are_warnings(
+    parts: tuple[dict[str, Any], ...], calls: list[tuple[Any, Any, bool]], warning: str
 ) -> None:
-    with pytest.raises(error, match=match):
-        _code_turn(*parts)
+    turn = parse_response(render_body(parts=[*({"raw": p} for p in parts), {"text": "x"}, CALL]))
+    assert [(h.id, h.status, h.raw[0] is not None) for h in turn.hosted_calls] == calls
+    assert len(turn.warnings) == 1
+    assert warning in turn.warnings[0]
+    assert [c.call_id for c in turn.calls] == ["f1"]
+
+
+@pytest.mark.parametrize(
+    "part",
+    [
+        _code(language="BASH"),
+        {"executableCode": {"language": "PYTHON"}},
+        _code(""),
+        {"codeExecutionResult": {"outcome": "OUTCOME_MAYBE"}},
+        {"codeExecutionResult": {"output": "1"}},
+    ],
+)
+def test_code_execution_details_are_kept_raw(part: dict[str, Any]) -> None:
+    turn = _code_turn(_code(), part) if "codeExecutionResult" in part else _code_turn(part)
+    assert turn.hosted_calls[-1].raw[-1 if "codeExecutionResult" in part else 0] == part
+    assert turn.warnings == ()
+
+
+def test_a_hosted_part_that_is_no_object_is_refused() -> None:
+    # The part's data field is typed when present (it is what a builder replays).
+    with pytest.raises(SchemaError, match="must be an object"):
+        _code_turn({"executableCode": "print(1)"})
 
 
 def _tool(
@@ -424,26 +561,32 @@ def test_server_side_tool_invocations_pair_by_id_and_are_never_released() -> Non
 
 
 @pytest.mark.parametrize(
-    ("parts", "baseline", "error"),
+    ("parts", "baseline", "tools", "warning"),
     [
-        ((_tool("toolResponse", "t1"),), "2026-11", SequenceError),
+        ((_tool("toolResponse", "t1"),), "2026-11", ["GOOGLE_SEARCH_WEB"], "answers no earlier"),
         (
             (_tool("toolCall", "t1"), _tool("toolResponse", "t1", "FILE_SEARCH")),
             "2026-11",
-            SequenceError,
+            ["GOOGLE_SEARCH_WEB"],
+            "toolResponse FILE_SEARCH answers a GOOGLE_SEARCH_WEB toolCall",
         ),
-        ((_tool("toolCall", "t1", "MEDIA_PROCESSING"),), "2026-07-21", UnsupportedProviderState),
-        ((_tool("toolCall", "t1", "SOMETHING_NEW"),), "2026-11", UnsupportedProviderState),
-        ((_tool("toolCall", "t1", args=[1]),), "2026-11", SchemaError),
+        ((_tool("toolCall", "t1", "MEDIA_PROCESSING"),), "2026-07-21", ["MEDIA_PROCESSING"], None),
+        ((_tool("toolCall", "t1", "SOMETHING_NEW"),), "2026-11", ["SOMETHING_NEW"], None),
+        ((_tool("toolCall", "t1", args=[1]),), "2026-11", ["GOOGLE_SEARCH_WEB"], None),
     ],
 )
-def test_server_side_tool_invocation_errors(
-    parts: tuple[dict[str, Any], ...], baseline: str, error: type[Exception]
+def test_server_side_tool_invocation_details_never_refuse(
+    parts: tuple[dict[str, Any], ...], baseline: str, tools: list[str], warning: str | None
 ) -> None:
-    with pytest.raises(error):
-        parse_response(
-            render_body(parts=[{"raw": p} for p in parts] + [{"text": "x"}]), baseline=baseline
-        )
+    body = render_body(parts=[*({"raw": p} for p in parts), {"text": "x"}, CALL])
+    turn = parse_response(body, baseline=baseline)
+    assert [h.tool for h in turn.hosted_calls] == tools
+    assert [c.call_id for c in turn.calls] == ["f1"]
+    if warning is None:
+        assert turn.warnings == ()
+    else:
+        assert len(turn.warnings) == 1
+        assert warning in turn.warnings[0]
 
 
 def test_media_processing_tool_type_is_known_to_the_current_baseline() -> None:
@@ -452,28 +595,27 @@ def test_media_processing_tool_type_is_known_to_the_current_baseline() -> None:
     assert turn.hosted_calls[0].tool == "MEDIA_PROCESSING"
 
 
-def test_unknown_url_retrieval_status_fails_closed() -> None:
-    extra = {
-        "urlContextMetadata": {
-            "urlMetadata": [
-                {"retrievedUrl": "u", "urlRetrievalStatus": "URL_RETRIEVAL_STATUS_LATER"}
-            ]
-        }
-    }
-    with pytest.raises(UnsupportedProviderState):
-        parse_response(render_body(parts=[{"text": "x"}], candidate_extra=extra))
+def test_an_unknown_url_retrieval_status_is_kept_raw() -> None:
+    entry = {"retrievedUrl": "u", "urlRetrievalStatus": "URL_RETRIEVAL_STATUS_LATER"}
+    extra = {"urlContextMetadata": {"urlMetadata": [entry]}}
+    turn = parse_response(render_body(parts=[{"text": "x"}], candidate_extra=extra))
+    assert [(h.tool, h.status, h.raw) for h in turn.hosted_calls] == [
+        ("urlContext", "URL_RETRIEVAL_STATUS_LATER", entry)
+    ]
 
 
-def test_a_partial_turn_keeps_going_without_a_projection() -> None:
-    """EOF before the cited text arrived: the error carries a partial turn, nothing projected."""
+def test_a_partial_turn_projects_what_arrived() -> None:
+    """EOF before the cited text arrived: the error carries a partial turn whose citations
+    have no offsets yet (warnings say why); nothing is released."""
     events = render_events(parts=_parts(), candidate_extra=_extra(), finish_reason=None)
     events[0]["candidates"][0]["groundingMetadata"] = _grounding()
     with pytest.raises(TruncatedStreamError) as caught:
         parse_stream(encode_sse(events[:1]))
     partial = caught.value.turn
     assert partial is not None
-    assert partial.citations == ()
-    assert partial.hosted_calls == ()
+    assert partial.calls == ()
+    assert {(c.start, c.end) for c in partial.citations} == {(None, None)}
+    assert len(partial.warnings) == 2
 
 
 HISTORY = [{"role": "user", "parts": [{"text": "What does 2+3 give, and look it up"}]}]

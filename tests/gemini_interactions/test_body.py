@@ -70,6 +70,24 @@ def test_get_body_history_calls_are_not_released_again() -> None:
     assert answered.calls == ()
 
 
+def test_get_body_result_without_its_result_value_still_answers_its_call() -> None:
+    # The gate binds a result to its call by call_id; the result value is the history's.
+    steps = [USER, fcall("old", "f", {}), {"type": "function_result", "call_id": "old"}]
+    turn = parse_interaction(body("completed", steps=steps), source="get")
+    assert (turn.calls, turn.steps[2]) == ((), steps[2])
+
+
+@pytest.mark.parametrize("ident", [None, "", 7])
+def test_get_body_result_without_its_call_id_is_refused(ident: Any) -> None:
+    result: dict[str, Any] = {"type": "function_result", "result": "r"}
+    if ident is not None:
+        result["call_id"] = ident
+    with pytest.raises(
+        SchemaError, match="function_result step needs a non-empty string 'call_id'"
+    ):
+        parse_interaction(body(steps=[USER, fcall("a", "f", {}), result]), source="get")
+
+
 @pytest.mark.parametrize(
     "result",
     [
@@ -175,12 +193,12 @@ def test_a_body_mapping_that_is_not_a_dict_is_parsed_like_the_dict() -> None:
 
 @pytest.mark.parametrize("bad", [3, None, ["x"], ("x",)])
 def test_a_body_of_another_type_is_misuse(bad: Any) -> None:
-    with pytest.raises(UsageError, match="Mapping"):
+    with pytest.raises(UsageError, match="a mapping or an official SDK object"):
         parse_interaction(bad, source="create")
 
 
 def test_a_body_holding_a_non_json_value_is_a_json_error() -> None:
-    with pytest.raises(JSONError, match="model_dump"):
+    with pytest.raises(JSONError, match="to_dict"):
         parse_response(body(steps=[fcall("a", "f", {"x": {1, 2}})]))
 
 

@@ -16,10 +16,7 @@ import pytest
 from callgate import (
     CallgateError,
     ContinuationError,
-    SchemaError,
-    SequenceError,
     ToolResult,
-    UnsupportedProviderState,
 )
 from callgate.gemini_interactions import (
     Turn,
@@ -190,33 +187,51 @@ def test_statuses_and_sources_are_derived_from_the_wire_only() -> None:
     ]
 
 
-def test_speech_annotations_are_not_citations_and_unknown_kinds_fail_closed() -> None:
+def test_speech_and_unknown_annotations_are_not_citations() -> None:
     speech = {"type": "speech_metadata", "speaker": "A", "start_index": 0, "end_index": 1}
-    turn = parse_interaction(body_of([answer([speech])]), source="create")
-    assert turn.citations == ()
-    assert turn.steps[0]["content"][0]["annotations"] == [speech]
-    with pytest.raises(UnsupportedProviderState, match="speech_metadata"):
-        parse_interaction(body_of([answer([speech])]), source="create", baseline="2026-07-21")
-    with pytest.raises(UnsupportedProviderState, match="hologram"):
-        parse_stream(stream_of([answer([{"type": "hologram"}])]))
+    for baseline in BASELINES:
+        turn = parse_interaction(body_of([answer([speech])]), source="create", baseline=baseline)
+        assert (turn.citations, turn.warnings) == ((), ())
+        assert turn.steps[0]["content"][0]["annotations"] == [speech]
+    hologram = parse_stream(stream_of([answer([{"type": "hologram"}])]))
+    assert (hologram.citations, hologram.warnings) == ((), ())
+
+
+CALL = fcall("c1", "get_weather", {"city": "Paris"})
+
+
+def _both(steps: Steps) -> tuple[Turn, Turn]:
+    """The steps and a function call after them, streamed and as a create body."""
+    steps = [*steps, CALL]
+    streamed = parse_stream(stream_of(steps, status="requires_action"))
+    body = parse_interaction(body_of(steps, "requires_action"), source="create")
+    for turn in (streamed, body):
+        assert [c.call_id for c in turn.calls] == ["c1"]
+    return streamed, body
 
 
 BROKEN_PAIRS = {
-    "result without call": [SEARCH[1]],
-    "result before call": [SEARCH[1], SEARCH[0]],
-    "duplicate call id": [SEARCH[0], SEARCH[0]],
-    "second result": [SEARCH[0], SEARCH[1], SEARCH[1]],
-    "result of another tool": [SEARCH[0], {**CODE[1], "call_id": "gs1"}],
+    "result without call": ([SEARCH[1]], "google_search_result 'gs1' answers no earlier"),
+    "result before call": ([SEARCH[1], SEARCH[0]], "answers no earlier google_search_call"),
+    "duplicate call id": ([SEARCH[0], SEARCH[0]], "duplicate hosted call id 'gs1'"),
+    "second result": ([SEARCH[0], SEARCH[1], SEARCH[1]], "a second google_search_result"),
+    "result of another tool": (
+        [SEARCH[0], {**CODE[1], "call_id": "gs1"}],
+        "answers a google_search_call step (another tool)",
+    ),
+    "hosted call without id": (
+        [{k: v for k, v in SEARCH[0].items() if k != "id"}],
+        "google_search_call step needs a non-empty string 'id'",
+    ),
 }
 
 
 @pytest.mark.parametrize("case", sorted(BROKEN_PAIRS))
-def test_broken_pairing_is_a_sequence_error_streamed_and_not(case: str) -> None:
-    steps = BROKEN_PAIRS[case]
-    with pytest.raises(SequenceError):
-        parse_stream(stream_of(steps))
-    with pytest.raises(SequenceError):
-        parse_interaction(body_of(steps), source="create")
+def test_broken_hosted_pairing_is_a_warning_streamed_and_not(case: str) -> None:
+    steps, warning = BROKEN_PAIRS[case]
+    for turn in _both(steps):
+        assert len(turn.warnings) == 1
+        assert warning in turn.warnings[0]
 
 
 OUT_OF_RANGE = {
@@ -224,47 +239,50 @@ OUT_OF_RANGE = {
     "start after end": url_citation(4, 3),
     "negative start": url_citation(-1, 3),
     "character count, not bytes": url_citation(len(TEXT) - 1, len(TEXT.encode()) + 1),
+    "offset of another type": {**url_citation(0, 1), "start_index": "0"},
 }
 
 
 @pytest.mark.parametrize("case", sorted(OUT_OF_RANGE))
-def test_annotation_offsets_outside_their_text_are_schema_errors(case: str) -> None:
-    steps = [answer([OUT_OF_RANGE[case]])]
-    with pytest.raises(SchemaError, match="outside its text"):
-        parse_stream(stream_of(steps))
-    with pytest.raises(SchemaError, match="outside its text"):
-        parse_interaction(body_of(steps), source="create")
+def test_annotation_offsets_outside_their_text_are_none_and_a_warning(case: str) -> None:
+    for turn in _both([answer([OUT_OF_RANGE[case]])]):
+        assert [(c.source, c.start, c.end) for c in turn.citations] == [
+            ("https://a.example", None, None)
+        ]
+        assert len(turn.warnings) == 1
+        assert "is not inside its text: no offsets" in turn.warnings[0]
 
 
 WRONG_TYPES = {
-    "is_error": {**CODE[1], "is_error": "yes"},
-    "signature": {**SEARCH[0], "signature": 7},
-    "arguments": {**SEARCH[0], "arguments": ["q"]},
-    "list result": {**SEARCH[0], "type": "google_search_result", "call_id": "x", "result": "r"},
-    "offset": answer([{**url_citation(0, 1), "start_index": "0"}]),
-    "url": answer([{**url_citation(0, 1), "url": 3}]),
+    "is_error": ([CODE[0], {**CODE[1], "is_error": "yes"}], "'is_error' is not a bool"),
+    "signature": ([{**SEARCH[0], "signature": 7}], "'signature' is not a str"),
+    "arguments": ([{**SEARCH[0], "arguments": ["q"]}], "'arguments' is not a JSON object"),
+    "list result": ([SEARCH[0], {**SEARCH[1], "result": "r"}], "'result' is not a list"),
+    "url": ([answer([{**url_citation(0, 1), "url": 3}])], "(url_citation) 'url' is not a string"),
 }
 
 
 @pytest.mark.parametrize("case", sorted(WRONG_TYPES))
-def test_hosted_fields_of_the_wrong_type_are_schema_errors(case: str) -> None:
-    with pytest.raises(SchemaError):
-        parse_interaction(body_of([WRONG_TYPES[case]]), source="create")
+def test_hosted_fields_of_another_type_are_kept_raw_with_a_warning(case: str) -> None:
+    steps, warning = WRONG_TYPES[case]
+    for turn in _both(steps):
+        assert list(turn.steps[: len(steps)]) == steps
+        assert len(turn.warnings) == 1
+        assert warning in turn.warnings[0]
 
 
-def test_code_execution_version_differences_per_baseline() -> None:
+def test_code_execution_version_differences_are_kept_raw() -> None:
+    # 2.12.1 types a code language "python" only and a result a string; both are kept raw
+    # under either baseline (hosted steps never refuse a turn).
     bash = {**CODE[0], "arguments": {"code": "ls", "language": "bash"}}
-    assert parse_interaction(body_of([bash]), source="create").hosted_calls
-    with pytest.raises(UnsupportedProviderState, match="'bash'"):
-        parse_interaction(body_of([bash]), source="create", baseline="2026-07-21")
     content = {**CODE[1], "result": [{"type": "text", "text": "ok"}]}
-    steps = [CODE[0], content]
-    assert parse_interaction(body_of(steps), source="create").hosted_calls[0].status == "failed"
-    with pytest.raises(SchemaError, match="must be a string under 2026-07-21"):
-        parse_interaction(body_of(steps), source="create", baseline="2026-07-21")
+    for baseline in BASELINES:
+        turn = parse_interaction(body_of([bash, content]), source="create", baseline=baseline)
+        assert [(h.id, h.status) for h in turn.hosted_calls] == [("ce1", "failed")]
+        assert turn.warnings == ()
 
 
-def test_repeated_or_contradicting_hosted_deltas() -> None:
+def test_repeated_or_contradicting_hosted_deltas_make_the_step_opaque() -> None:
     bare = {"type": "url_context_call", "id": "u1"}
     first = {"type": "url_context_call", "arguments": {"urls": ["a"]}}
     second = {"type": "url_context_call", "arguments": {"urls": ["b"]}}
@@ -290,8 +308,10 @@ def test_repeated_or_contradicting_hosted_deltas() -> None:
     assert parse_stream(sse(same)).opaque == ()  # a repeated equal value adds nothing
     started = {**bare, "arguments": {"urls": ["a"]}}
     events = [created(), start(0, started), delta(0, second), stop(0), completed("completed")]
-    with pytest.raises(SequenceError, match="conflict"):
-        parse_stream(sse(events))
+    turn = parse_stream(sse(events))
+    assert turn.opaque_reasons == (
+        "url_context_call has 'arguments' in step.start and a different one in a delta",
+    )
 
 
 # -- the stateless builder ---------------------------------------------------------------
@@ -358,3 +378,12 @@ def test_hosted_streams_parse_the_same_at_any_chunking(name: str) -> None:
         turn = parse_stream(pieces)
         assert projection(turn) == projection(whole)
         assert turn.digest == whole.digest
+
+
+def test_a_hosted_call_id_of_another_type_is_a_warning_not_a_crash() -> None:
+    steps = [{**SEARCH[0], "id": ["gs1"]}, {**SEARCH[1], "call_id": {"id": "gs1"}}]
+    for turn in _both(steps):
+        assert [(h.tool, h.id, h.status) for h in turn.hosted_calls] == [
+            ("google_search", None, None)
+        ]
+        assert len(turn.warnings) == 3  # two ids of another type, one unpaired result

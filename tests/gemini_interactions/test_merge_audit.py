@@ -88,8 +88,8 @@ def test_gemini_audit_step_stop_extra_step_is_ignored() -> None:
 
 
 def test_gemini_audit_hosted_delta_merge_cannot_turn_a_step_into_a_call() -> None:
-    # A hosted delta never sets the step's type; one that contradicts the arguments the
-    # step started with fails closed, and nothing is released.
+    # A hosted delta never sets the step's type: whatever it plants stays on the hosted
+    # step, which becomes opaque (never replayed); only the real call is released.
     hosted = {"type": "google_search_call", "id": "gs1", "arguments": {"queries": ["q"]}}
     planted = {
         "type": "google_search_call",
@@ -107,10 +107,11 @@ def test_gemini_audit_hosted_delta_merge_cannot_turn_a_step_into_a_call() -> Non
         stop(1),
         completed("requires_action"),
     ]
-    with pytest.raises(SequenceError, match="conflict") as info:
-        parse_stream(sse(events))
-    assert info.value.turn is not None
-    assert info.value.turn.calls == ()
+    turn = both(events)
+    assert [(c.call_id, c.name) for c in turn.calls] == [("c1", "get_weather")]
+    assert turn.steps[0]["type"] == "google_search_call"
+    assert turn.opaque == (0,)
+    assert "'arguments' in step.start and a different one" in turn.opaque_reasons[0]
     # Undeclared fields alone are merged (nothing lost) but leave the step opaque.
     del planted["arguments"]
     turn = both(events)
@@ -121,6 +122,8 @@ def test_gemini_audit_hosted_delta_merge_cannot_turn_a_step_into_a_call() -> Non
 
 
 def test_gemini_audit_hosted_delta_cannot_rename_its_step() -> None:
+    # A delta naming another id leaves the step's id as it started (and the step opaque);
+    # a hosted step never satisfies requires_action.
     hosted = {"type": "google_search_call", "id": "gs1", "arguments": {"queries": ["q"]}}
     events: Events = [
         created(),
@@ -129,8 +132,12 @@ def test_gemini_audit_hosted_delta_cannot_rename_its_step() -> None:
         stop(0),
         completed("requires_action"),
     ]
-    with pytest.raises(SequenceError, match="names another id"):
+    with pytest.raises(UnsupportedProviderState, match="without a pending function_call") as info:
         parse_stream(sse(events))
+    partial = info.value.turn
+    assert partial is not None
+    assert partial.steps[0]["id"] == "gs1"
+    assert partial.opaque_reasons == ("a google_search_call delta names another id 'c9'",)
     events[2] = delta(0, {"type": "google_search_call", "name": "f"})
     with pytest.raises(UnsupportedProviderState, match="without a pending function_call"):
         parse_stream(sse(events))

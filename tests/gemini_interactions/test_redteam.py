@@ -94,6 +94,19 @@ def test_no_status_update_at_all_is_fine() -> None:
     assert len(turn.calls) == 1
 
 
+def test_a_status_update_without_its_fields_parses() -> None:
+    events = call_stream()
+    events.insert(1, {"event_type": "interaction.status_update"})
+    turn = parse_stream(sse(events))
+    assert [c.call_id for c in turn.calls] == ["c1"]
+
+
+def test_a_status_update_for_another_interaction_is_refused() -> None:
+    events = call_stream()
+    events.insert(1, status_update("in_progress", "other-interaction"))
+    fails(SequenceError, events)
+
+
 def test_status_update_contradicting_the_terminal_never_overrides_it() -> None:
     """A status_update saying 'completed' cannot turn a requires_action terminal into a final
     answer, nor 'requires_action' release calls of a completed terminal."""
@@ -494,10 +507,12 @@ def test_usage_absent_is_none_and_zero_is_zero() -> None:
     assert run(events).usage == partial
 
 
-def test_usage_of_wrong_type_is_a_schema_error() -> None:
+def test_usage_of_wrong_type_is_a_warning_not_a_refusal() -> None:
     events = call_stream(done=False)
     events[-1] = completed(usage=[1])  # type: ignore[arg-type]
-    fails(SchemaError, events)
+    turn = parse_stream(sse(events))
+    assert (turn.usage, turn.warnings) == (None, ("interaction 'usage' is not an object: ignored",))
+    assert [c.call_id for c in turn.calls] == ["c1"]
 
 
 # -- framing and routing -----------------------------------------------------------------
@@ -600,7 +615,7 @@ def test_feed_event_copies_the_callers_dict() -> None:
 
 def test_feed_event_refuses_an_event_holding_a_non_json_value_as_a_json_error() -> None:
     parser = Parser()
-    with pytest.raises(JSONError, match="model_dump"):
+    with pytest.raises(JSONError, match="to_dict"):
         parser.feed_event({"event_type": "error", "x": {1, 2}})
     assert parser.state is State.FAILED
 

@@ -16,7 +16,6 @@ from typing import Any
 import httpx
 import pytest
 
-from callgate import UnsupportedProviderState
 from callgate import gemini_interactions as gi
 from callgate.mock import MockServer, ScriptBuilder, ScriptError
 from callgate.mock._render_turn import render
@@ -120,14 +119,18 @@ def test_rendered_steps_carry_what_the_script_says() -> None:
     }
 
 
-def test_bash_renders_but_the_2026_07_21_parser_refuses_it() -> None:
+def test_bash_renders_and_both_baselines_keep_it_raw() -> None:
+    # google-genai 2.12.1 types the language `python` only; a hosted-tool detail never
+    # refuses a turn (docs/required-fields.md), so the 2026-07-21 parser keeps it raw.
     bash = {**CODE, "language": "bash", "outcome": "ok"}
     streamed, body = _both("2026-11", text="ok", hosted={"tools": [bash]})
     assert streamed.hosted_calls == body.hosted_calls
     turn = _turn("2026-07-21", text="ok", hosted={"tools": [bash]})
     done = render(turn, seed=5, conversation="default", turn_number=0, stream=False)
-    with pytest.raises(UnsupportedProviderState, match="'bash'"):
-        gi.parse_interaction(done.body, source="create", baseline="2026-07-21")
+    old = gi.parse_interaction(done.body, source="create", baseline="2026-07-21")
+    assert old.hosted_calls == body.hosted_calls
+    assert old.hosted_calls[0].raw["call"]["arguments"]["language"] == "bash"
+    assert old.warnings == ()
 
 
 BAD_SCRIPTS = {

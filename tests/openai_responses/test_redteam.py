@@ -314,10 +314,12 @@ def test_error_event_then_completed_fails() -> None:
     fail(s.completed().events, SequenceError)
 
 
-def test_error_event_without_message_fails() -> None:
+def test_error_event_without_message_still_refuses_the_turn() -> None:
+    # The error event is the decision; its details are not required.
     s = one_call()
     s.ev("error", code="server_error", param=None)
-    fail(s.events, SchemaError)
+    err = fail(s.events, ProviderError)
+    assert (err.error_code, err.provider_message) == ("server_error", None)
 
 
 def test_events_after_terminal_fail() -> None:
@@ -546,12 +548,72 @@ def test_unknown_extra_fields_are_kept_and_tolerated() -> None:
     assert turn.response["new_response_field"] == [1, 2]
 
 
+def test_text_deltas_without_logprobs_parse() -> None:
+    # logprobs is telemetry: Azure and older recordings send no `logprobs` at all.
+    s = Stream().created().message(0, message_item("msg_0", "hi"))
+    for event in s.events:
+        if event["type"] in ("response.output_text.delta", "response.output_text.done"):
+            del event["logprobs"]
+    assert run(s.completed().events).text == "hi"
+
+
 def test_missing_required_field_fails() -> None:
+    # A text delta without its `delta` cannot be assembled.
     s = Stream().created().message(0, message_item("msg_0", "hi"))
     for event in s.events:
         if event["type"] == "response.output_text.delta":
-            del event["logprobs"]
+            del event["delta"]
     fail(s.completed().events, SchemaError)
+
+
+# -- output_item.added is partial: only what binds the call is required there ----------------
+
+
+def _added(s: Stream, index: int = 0) -> dict:
+    return next(
+        e["item"]
+        for e in s.events
+        if e["type"] == "response.output_item.added" and e["output_index"] == index
+    )
+
+
+def test_a_function_call_added_without_arguments_or_status_releases() -> None:
+    s = one_call()
+    added = _added(s)
+    del added["arguments"], added["status"]
+    assert [c.arguments for c in run(s.completed().events).calls] == [{"city": "Paris"}]
+
+
+@pytest.mark.parametrize("key", ["call_id", "name"])
+def test_a_function_call_added_without_its_identity_is_refused(key: str) -> None:
+    s = one_call()
+    del _added(s)[key]
+    err = fail(s.completed().events, SchemaError)
+    assert f"lacks required field {key!r}" in err.message
+
+
+@pytest.mark.parametrize("key", ["call_id", "name", "arguments"])
+def test_a_done_function_call_without_what_the_gate_reads_is_refused(key: str) -> None:
+    s = one_call()
+    done = next(e for e in s.events if e["type"] == "response.output_item.done")
+    del done["item"][key]
+    err = fail(s.completed().events, SchemaError)
+    assert f"lacks required field {key!r}" in err.message
+
+
+def test_items_without_optional_fields_parse() -> None:
+    # An item's id, a message's role and content, a reasoning item's summary are kept
+    # raw and read when present; their absence refuses nothing.
+    s = Stream().created()
+    item = message_item("msg_0", "hi")
+    del item["role"]
+    s.message(0, item)
+    s.call(1, weather(1))
+    added = _added(s)
+    del added["content"], added["id"]
+    turn = run(s.completed().events)
+    assert (turn.text, [c.call_id for c in turn.calls]) == ("hi", ["call_1"])
+    assert "role" not in turn.items[0]
 
 
 def test_mistyped_output_index_fails() -> None:
@@ -655,10 +717,11 @@ def test_a_truthy_top_level_error_on_any_event_fails_closed(position: int) -> No
 
 
 @pytest.mark.parametrize("value", ["boom", [1], 1, True])
-def test_a_truthy_top_level_error_that_is_not_an_object_is_a_schema_error(value: object) -> None:
+def test_a_truthy_top_level_error_that_is_not_an_object_fails_closed(value: object) -> None:
     events = one_call().completed().events
     events[2]["error"] = value
-    fail(events, SchemaError)
+    err = fail(events, ProviderError)
+    assert err.turn.error.source == "error_field"
 
 
 @pytest.mark.parametrize("value", [None, {}, False, "", 0, []])

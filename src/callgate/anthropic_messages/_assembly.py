@@ -26,7 +26,7 @@ from .._fields import need_str, opt_str
 from .._json import json_copy, loads_strict
 from .._limits import Limits, room_for_one_more
 from . import _events as ev
-from ._hosted import ServerBlocks, check_citation
+from ._hosted import ServerBlocks, citation_problem
 from ._turn import (
     REASON_INVALID_JSON,
     REASON_LIMIT,
@@ -106,8 +106,10 @@ def _unknown_block(btype: str) -> NoReturn:
     raise UnsupportedProviderState(f"unknown content block type {btype[:80]!r}")
 
 
-def _block_spec(block: Any) -> ev.BlockSpec:
-    """The spec of a content block whose required fields have their types."""
+def _block_spec(block: Any, warnings: list[str]) -> ev.BlockSpec:
+    """The spec of a content block whose required fields have their types (and whose
+    typed optional fields, when present and non-null, too). A text block's citations are
+    telemetry: what they lack goes to ``warnings``."""
     if type(block) is not dict:
         raise SchemaError("content_block_start.content_block is not an object")
     btype = block.get("type")
@@ -117,18 +119,26 @@ def _block_spec(block: Any) -> ev.BlockSpec:
     if spec is None:
         _unknown_block(btype)
     for field, kind in spec.required:
-        if field not in block or (kind is not object and type(block[field]) is not kind):
+        if type(block.get(field)) is not kind:
             raise SchemaError(f"{btype} block: `{field}` is missing or not a {kind.__name__}")
-    if spec.kind == ev.THINKING:
-        opt_str(block, "signature", "thinking block")
-    elif spec.kind == ev.TEXT:
+    for field, kind in spec.typed:
+        value = block.get(field)
+        if value is not None and type(value) is not kind:
+            raise SchemaError(f"{btype} block: `{field}` is not a {kind.__name__}")
+    if spec.kind == ev.TEXT:
         citations = block.get("citations")
         if citations is not None:
             if type(citations) is not list:
-                raise SchemaError("text block: `citations` is not a list")
-            for citation in citations:
-                check_citation(citation, "text block")
+                warnings.append("text block: `citations` is not a list")
+            else:
+                for citation in citations:
+                    _note(warnings, citation_problem(citation, "text block"))
     return spec
+
+
+def _note(warnings: list[str], problem: str | None) -> None:
+    if problem is not None:
+        warnings.append(problem)
 
 
 class Assembly:
@@ -151,6 +161,7 @@ class Assembly:
         "open_index",
         "open_kind",
         "telemetry",
+        "warnings",
     )
 
     def __init__(self, limits: Limits, baseline: str) -> None:
@@ -159,6 +170,7 @@ class Assembly:
         self.message: dict[str, Any] | None = None
         self.content: list[dict[str, Any]] = []
         self.telemetry: dict[str, Any] = {}
+        self.warnings: list[str] = []  # telemetry the turn got wrong (citations, usage)
         self.open_index = -1
         self.open_block: dict[str, Any] = {}
         self.open_kind = ""
@@ -192,6 +204,7 @@ class Assembly:
             self.telemetry,
             complete=True,
             baseline=self.baseline,
+            warnings=tuple(self.warnings),
         )
 
     def partial_turn(self, in_block: bool) -> Turn | None:
@@ -204,7 +217,13 @@ class Assembly:
             content.append(self.open_block)
         try:
             return make_turn(
-                self.message, content, {}, self.telemetry, complete=False, baseline=self.baseline
+                self.message,
+                content,
+                {},
+                self.telemetry,
+                complete=False,
+                baseline=self.baseline,
+                warnings=tuple(self.warnings),
             )
         except CallgateError:
             return None
@@ -218,13 +237,13 @@ class Assembly:
             raise SequenceError(f"content_block_start index {index!r}; expected {expected}")
         limits = self.limits
         room_for_one_more(expected, limits, "content blocks")
-        spec = _block_spec(block)
+        spec = _block_spec(block, self.warnings)
         if spec.kind == ev.TOOL_INPUT:
             self._check_tool_block(block, spec.name)
             self._server.on_call(block)
         elif spec.name in ev.SERVER_TOOL_RESULT_BLOCKS:
             check_caller(block)
-            self._server.on_result(block)
+            self._server.on_result(block, self.warnings)
         self.open_index = index
         self.open_block = block
         self.open_kind = spec.kind
@@ -267,10 +286,10 @@ class Assembly:
         block, kind, parts = self.open_block, self.open_kind, self._parts
         if kind == ev.TEXT:
             if parts:
-                block["text"] += "".join(parts)
+                block["text"] = (block.get("text") or "") + "".join(parts)
         elif kind == ev.THINKING:
             if parts:
-                block["thinking"] += "".join(parts)
+                block["thinking"] = (block.get("thinking") or "") + "".join(parts)
             signature = block.get("signature")
             if type(signature) is not str or not signature:
                 raise SchemaError("thinking block closed without a signature")
@@ -364,14 +383,15 @@ class Assembly:
         self.open_block["signature"] = signature  # replaces, per the SDK and docs
 
     def add_citation(self, delta: dict[str, Any]) -> None:
+        # Citations are telemetry: one the projection cannot read is a warning, kept raw.
         citation = delta.get("citation")
-        if type(citation) is not dict:
-            raise SchemaError("citations_delta.citation is not an object")
-        check_citation(citation, "citations_delta")
+        _note(self.warnings, citation_problem(citation, "citations_delta"))
         # Rare; keeps feed_event callers' dicts out of the turn.
         citation = copy_event_value(citation, self.limits)
         citations = self.open_block.get("citations")
-        if citations is None:
+        if type(citations) is list:
+            citations.append(citation)
+        elif citations is None:
             self.open_block["citations"] = [citation]
         else:
-            citations.append(citation)
+            self.warnings.append("citations_delta onto a block whose `citations` is no list")

@@ -6,10 +6,10 @@ so a body and its stream are checked by the same rules and give the same turn.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from .._errors import STRAY_ERRORS, CallgateError, SchemaError, UsageError, at_boundary
+from .._feed import wire_mapping
 from .._json import loads_strict
 from .._limits import DEFAULT_LIMITS, Limits
 from ..contracts import CURRENT_REVISION
@@ -23,27 +23,24 @@ __all__ = ["parse_response"]
 
 def _body_of(obj: Any, limits: Limits) -> dict[str, Any]:
     """The body as a new plain dict (a copy: the caller's object never reaches the turn)."""
-    if isinstance(obj, bytes | bytearray | str):
+    if isinstance(obj, bytes | bytearray | memoryview | str):
         obj = loads_strict(obj, limits=limits)
         if type(obj) is not dict:
             raise SchemaError("a Message body must be a JSON object")
         return obj
-    if not isinstance(obj, Mapping):
-        raise UsageError(
-            f"parse_response() takes a mapping, bytes or str, not {type(obj).__name__}"
-        )
-    body: dict[str, Any] = copy_event_value(dict(obj), limits)
+    body: dict[str, Any] = copy_event_value(dict(wire_mapping(obj, "parse_response()")), limits)
     return body
 
 
 def parse_response(
-    obj: Mapping[str, Any] | bytes | str,
+    obj: Any,
     *,
     limits: Limits = DEFAULT_LIMITS,
     baseline: str = CURRENT_REVISION,
 ) -> Turn:
-    """Parse a non-streaming Message body: a mapping (an SDK message's
-    ``to_dict(mode="json")``; plain ``to_dict()`` keeps datetimes), or its JSON bytes/text.
+    """Parse a non-streaming Message body: the SDK's ``Message`` as it is (converted once,
+    ``to_dict(mode="json")``), a mapping (a plain ``to_dict()`` keeps datetimes, which are
+    refused), or its JSON bytes/text.
 
     Raises :class:`UsageError` for another type or a bad ``limits``/``baseline``;
     :class:`~callgate.JSONError` for text that is not strict JSON or a mapping holding a

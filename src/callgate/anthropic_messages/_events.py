@@ -52,14 +52,17 @@ class DeltaSpec:
 class BlockSpec:
     """One content block type: how it streams and which fields it must carry.
 
-    ``required`` maps field name to the Python type its JSON value must have (``object``
-    means any JSON value); ``deltas`` are the delta types legal while the block is open.
+    ``required`` maps each field the gate needs (docs/required-fields.md) to the Python
+    type its JSON value must have; ``typed`` the fields the parser reads that may be
+    absent (checked when present and non-null); ``deltas`` are the delta types legal while
+    the block is open.
     """
 
     name: str
     kind: str
     required: tuple[tuple[str, type], ...]
     deltas: tuple[DeltaSpec, ...]
+    typed: tuple[tuple[str, type], ...] = ()
 
 
 TEXT_DELTA = DeltaSpec("text_delta", "text", str)
@@ -93,27 +96,38 @@ CALLERS: dict[str, bool] = {
 }
 
 
-def _whole(type_: str, *required: tuple[str, type]) -> BlockSpec:
-    return BlockSpec(type_, WHOLE, required, ())
+def _whole(
+    type_: str, *required: tuple[str, type], typed: tuple[tuple[str, type], ...] = ()
+) -> BlockSpec:
+    return BlockSpec(type_, WHOLE, required, (), typed)
 
 
 _TOOL_FIELDS: tuple[tuple[str, type], ...] = (("id", str), ("name", str), ("input", dict))
 
-# The stable response union is the same in both baselines (0.117.0 and 2.14.0).
+# The stable response union is the same in both baselines (0.117.0 and 2.14.0). Required:
+# a call's identity and input (release, binding; a server call's input is replayed as an
+# object), a result's tool_use_id (it must answer no client call), and what replays a
+# thinking block (`signature`, checked at content_block_stop, and redacted `data`). A
+# text block's `text` and a thinking block's `thinking` are the base deltas append to:
+# absent, that is "".
 BLOCKS: dict[str, BlockSpec] = {
-    "text": BlockSpec("text", TEXT, (("text", str),), (TEXT_DELTA, CITATIONS_DELTA)),
+    "text": BlockSpec("text", TEXT, (), (TEXT_DELTA, CITATIONS_DELTA), (("text", str),)),
     # `signature` is required on the finished block; the start may omit it (it arrives as a
     # signature_delta just before content_block_stop), the stop checks it.
     "thinking": BlockSpec(
-        "thinking", THINKING, (("thinking", str),), (THINKING_DELTA, SIGNATURE_DELTA)
+        "thinking",
+        THINKING,
+        (),
+        (THINKING_DELTA, SIGNATURE_DELTA),
+        (("thinking", str), ("signature", str)),
     ),
     "redacted_thinking": _whole("redacted_thinking", ("data", str)),
     "tool_use": BlockSpec("tool_use", TOOL_INPUT, _TOOL_FIELDS, (INPUT_JSON_DELTA,)),
     "server_tool_use": BlockSpec("server_tool_use", TOOL_INPUT, _TOOL_FIELDS, (INPUT_JSON_DELTA,)),
-    "container_upload": _whole("container_upload", ("file_id", str)),
+    "container_upload": _whole("container_upload", typed=(("file_id", str),)),
 }
 for _name in sorted(SERVER_TOOL_RESULT_BLOCKS):
-    BLOCKS[_name] = _whole(_name, ("tool_use_id", str), ("content", object))
+    BLOCKS[_name] = _whole(_name, ("tool_use_id", str))
 del _name
 
 # Known to exist (beta surface) but not implemented: each could change what executes or

@@ -12,10 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from .._errors import ProviderError, SchemaError, SequenceError, UnsupportedProviderState
-from .._fields import need_str
+from .._fields import need_str, opt_str
 from . import _events as ev
 from ._assembly import DELTA_FIELDS, Assembly, check_delta_field
-from ._hosted import check_server_usage
 from ._state import State
 
 __all__ = ["Handlers"]
@@ -23,7 +22,6 @@ __all__ = ["Handlers"]
 # Message fields a message_delta.delta may not carry (usage comes from the event's `usage`).
 _PROTECTED = frozenset({"id", "role", "model", "content", "usage"})
 _EVENT_KEYS = frozenset({"type", "delta", "usage"})
-_USAGE_COUNTERS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
 class Handlers:
@@ -56,25 +54,22 @@ class Handlers:
         m = obj.get("message")
         if type(m) is not dict:
             raise SchemaError("message_start.message is not an object")
-        need_str(m, "id", "message", empty=False)
-        need_str(m, "model", "message", empty=False)
-        if m.get("type") != "message" or m.get("role") != "assistant":
-            raise SchemaError("message_start.message must have type 'message', role 'assistant'")
-        content = m.get("content")
+        need_str(m, "id", "message", empty=False)  # a thread continues from it
+        opt_str(m, "model", "message")
+        for key, value in (("type", "message"), ("role", "assistant")):
+            if m.get(key, value) != value:
+                raise SchemaError(f"message_start.message {key} is {m[key]!r:.40}, not {value!r}")
+        content = m.get("content", [])
         if type(content) is not list:
             raise SchemaError("message_start.message.content is not a list")
         for key in ("stop_reason", "stop_sequence", "stop_details", "container"):
             check_delta_field(m, key, "message_start.message")
-        usage = m.get("usage")
-        if type(usage) is not dict:
-            raise SchemaError("message_start.message.usage is not an object")
-        for key in ("input_tokens", "output_tokens"):
-            if type(usage.get(key)) is not int:
-                raise SchemaError(f"message_start usage.{key} is not an int")
-        check_server_usage(usage, None, "message_start")
         message = {k: v for k, v in m.items() if k != "content"}
         message.setdefault("stop_reason", None)
         message.setdefault("stop_sequence", None)
+        usage = message.get("usage")
+        if usage is not None and type(usage) is not dict:
+            self._a.warnings.append("message_start usage is not an object")
         self._a.message = message
         if not content and message["stop_reason"] is None:
             return None
@@ -125,16 +120,14 @@ class Handlers:
     def _on_message_delta(self, obj: dict[str, Any]) -> None:
         """Message fields come from ``delta`` only, usage from ``usage`` only; every other
         key (top level, or unknown inside ``delta``) is kept in the turn's telemetry and
-        never reaches the message, so it cannot change what the gate decides."""
-        delta, usage = obj.get("delta"), obj.get("usage")
-        if type(delta) is not dict:
+        never reaches the message, so it cannot change what the gate decides. Usage is
+        telemetry: merged, never checked (what looks wrong in it is a warning)."""
+        delta = obj.get("delta")
+        if delta is None:
+            delta = {}
+        elif type(delta) is not dict:
             raise SchemaError("message_delta.delta is not an object")
-        if type(usage) is not dict:
-            raise SchemaError("message_delta.usage is not an object")
         message = self._message()
-        current = message["usage"]
-        _check_usage(usage, current["output_tokens"])
-        check_server_usage(usage, current.get("server_tool_use"), "message_delta")
         if not _PROTECTED.isdisjoint(delta):
             raise SchemaError("message_delta may not change the message's identity or content")
         for key in DELTA_FIELDS:
@@ -152,9 +145,7 @@ class Handlers:
                 message[key] = value
             else:
                 unknown[key] = value
-        for key, value in usage.items():
-            if value is not None:
-                current[key] = value
+        merge_usage(message, obj.get("usage"), self._a.warnings)
         telemetry = self._a.telemetry
         if unknown:
             telemetry.setdefault("delta", {}).update(unknown)
@@ -174,13 +165,29 @@ class Handlers:
         return message
 
 
-def _check_usage(usage: dict[str, Any], output_tokens: int) -> None:
-    out = usage.get("output_tokens")
-    if type(out) is not int:
-        raise SchemaError("message_delta usage.output_tokens is not an int")
-    if out < output_tokens:
-        raise SequenceError(f"usage.output_tokens went down from {output_tokens} to {out}")
-    for key in _USAGE_COUNTERS:
-        value = usage.get(key)
-        if value is not None and type(value) is not int:
-            raise SchemaError(f"message_delta usage.{key} is not an int")
+def merge_usage(message: dict[str, Any], usage: Any, warnings: list[str]) -> None:
+    """Merge a ``message_delta``'s cumulative ``usage`` into the message's: each non-null
+    value overwrites (a null never erases). Usage is telemetry: it never refuses a turn;
+    a usage that is no object, or a count that goes down, is a warning."""
+    if usage is None:
+        return
+    if type(usage) is not dict:
+        warnings.append("message_delta usage is not an object")
+        return
+    current = message.get("usage")
+    if type(current) is not dict:
+        current = message["usage"] = {}
+    for key, value in usage.items():
+        if value is None:
+            continue
+        _went_down(f"usage.{key}", current.get(key), value, warnings)
+        before = current.get(key)
+        if type(value) is dict and type(before) is dict:  # server_tool_use counters
+            for name, count in value.items():
+                _went_down(f"usage.{key}.{name}", before.get(name), count, warnings)
+        current[key] = value
+
+
+def _went_down(name: str, before: Any, after: Any, warnings: list[str]) -> None:
+    if type(before) is int and type(after) is int and after < before:
+        warnings.append(f"{name} went down from {before} to {after}")

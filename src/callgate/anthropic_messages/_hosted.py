@@ -9,35 +9,41 @@ The provider runs ``web_search``, ``web_fetch`` and ``code_execution`` (with its
 ``types/*_tool_result_block.py``, ``types/text_citation.py``,
 ``types/server_tool_usage.py`` (the same shapes in both).
 
-- :class:`ServerBlocks` checks each server block as it opens (known tool name, result type
-  matching its call, one result per call, never a result for a client ``tool_use``);
-- :func:`check_citation` checks one text-block citation (body or ``citations_delta``);
-- :func:`check_server_usage` checks ``usage.server_tool_use`` (both counters, never down);
+- :class:`ServerBlocks` checks each server block as it opens: a known tool name, and never
+  a result for a client ``tool_use`` (that would answer the host's call); the rest of the
+  pairing (a result type that does not match its call, a second result) is hosted-tool
+  bookkeeping, a warning on the turn;
+- :func:`citation_problem` says what a text-block citation lacks (body or
+  ``citations_delta``): a warning, never a refusal;
 - :func:`project` derives ``turn.hosted_calls`` and ``turn.citations`` from the content;
 - :func:`check_search_results` / :func:`check_declared` serve the continuation builder.
+
+Usage (``usage.server_tool_use`` included) is telemetry and is never checked here. A
+result's ``content`` is kept raw: its shape (search results, error codes) is a hosted-tool
+detail that never refuses a turn.
 
 A :class:`~callgate.HostedCall` has ``tool`` = the ``server_tool_use`` name, ``id`` = its
 ``srvtoolu_`` id, ``raw`` = ``(call block, result block or None)`` and ``status`` derived
 only from the wire: ``"completed"`` (a result block), ``"error:<error_code>"`` (an in-band
-error result), ``None`` (no result in this turn: a mixed client/server turn, or a pause).
+error result; ``"error"`` when it names no code), ``None`` (no result in this turn: a mixed
+client/server turn, or a pause).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
-from .._errors import SchemaError, SequenceError, UnsupportedProviderState, UsageError
+from .._errors import SequenceError, UnsupportedProviderState, UsageError
 from .._hosted import Citation, HostedCall
 
 __all__ = [
     "RESULT_OF",
     "STATUS_COMPLETED",
     "ServerBlocks",
-    "check_citation",
     "check_declared",
     "check_search_results",
-    "check_server_usage",
+    "citation_problem",
     "project",
 ]
 
@@ -53,29 +59,8 @@ RESULT_OF: dict[str, str] = {
     "tool_search_tool_regex": "tool_search_tool_result",
     "tool_search_tool_bm25": "tool_search_tool_result",
 }
-# result block type -> the `content` object types it may hold (web search: also a list).
-_CONTENT: dict[str, frozenset[str]] = {
-    "web_search_tool_result": frozenset({"web_search_tool_result_error"}),
-    "web_fetch_tool_result": frozenset({"web_fetch_result", "web_fetch_tool_result_error"}),
-    "code_execution_tool_result": frozenset(
-        {"code_execution_result", "encrypted_code_execution_result"}
-        | {"code_execution_tool_result_error"}
-    ),
-    "bash_code_execution_tool_result": frozenset(
-        {"bash_code_execution_result", "bash_code_execution_tool_result_error"}
-    ),
-    "text_editor_code_execution_tool_result": frozenset(
-        {
-            "text_editor_code_execution_view_result",
-            "text_editor_code_execution_create_result",
-            "text_editor_code_execution_str_replace_result",
-            "text_editor_code_execution_tool_result_error",
-        }
-    ),
-    "tool_search_tool_result": frozenset(
-        {"tool_search_tool_search_result", "tool_search_tool_result_error"}
-    ),
-}
+# The result block types (each tool's result arrives in one of them).
+_RESULTS = frozenset(RESULT_OF.values())
 # The declaration type prefix each server tool name needs in the request's tools.
 _DECLARED_BY: dict[str, str] = {
     "web_search": "web_search_",
@@ -87,7 +72,8 @@ _DECLARED_BY: dict[str, str] = {
     "tool_search_tool_bm25": "tool_search_tool_bm25",
 }
 
-# citation type -> (required (field, type) pairs, source field, start field, end field)
+# citation type -> ((field, type) pairs the SDK types require, source field, start field,
+# end field). A citation lacking one is projected with None there, and a warning.
 _S, _I = str, int
 _CITATIONS: dict[str, tuple[tuple[tuple[str, type], ...], str | None, str | None, str | None]] = {
     "web_search_result_location": (
@@ -114,32 +100,10 @@ _CITATIONS: dict[str, tuple[tuple[tuple[str, type], ...], str | None, str | None
         None, "start_block_index", "end_block_index",
     ),
 }  # fmt: skip
-_USAGE_COUNTERS = ("web_search_requests", "web_fetch_requests")
 
 
 def _is_error(content: Any) -> bool:
     return type(content) is dict and str(content.get("type", "")).endswith("_tool_result_error")
-
-
-def _check_content(block: dict[str, Any]) -> None:
-    btype, content = block["type"], block["content"]
-    if btype == "web_search_tool_result" and type(content) is list:
-        for item in content:
-            if type(item) is not dict or item.get("type") != "web_search_result":
-                raise SchemaError("web_search_tool_result: content item is not a web_search_result")
-            for field in ("url", "title", "encrypted_content"):
-                if type(item.get(field)) is not str:
-                    raise SchemaError(f"web_search_result: `{field}` is missing or not a str")
-        return
-    if (
-        type(content) is not dict
-        or type(content.get("type")) is not str
-        or (content["type"] not in _CONTENT[btype])
-    ):
-        found = content.get("type") if type(content) is dict else type(content).__name__
-        raise SchemaError(f"{btype}: content of type {str(found)[:80]!r} is not one it holds")
-    if _is_error(content) and type(content.get("error_code")) is not str:
-        raise SchemaError(f"{content['type']}: `error_code` is missing or not a str")
 
 
 class ServerBlocks:
@@ -162,70 +126,66 @@ class ServerBlocks:
             raise UnsupportedProviderState(f"server_tool_use of unknown tool {name[:80]!r}")
         self._calls[block["id"]] = name
 
-    def on_result(self, block: dict[str, Any]) -> None:
-        """A ``*_tool_result`` block: its id names no client call, at most one result per
-        call, and a call of this turn gets the result type of its tool. A result for a call
-        of an earlier response (a mixed turn's server call completes in the next) passes."""
+    def on_result(self, block: dict[str, Any], warnings: list[str]) -> None:
+        """A ``*_tool_result`` block: its id must name no client call (the host answers
+        those); a second result for one call, or a result type that is not its call's
+        tool's, is a warning. A result for a call of an earlier response (a mixed turn's
+        server call completes in the next) passes."""
         call_id, btype = block["tool_use_id"], block["type"]
         if call_id in self._clients:
             raise SequenceError(f"{btype} answers the client tool_use {call_id[:80]!r}")
         if call_id in self._answered:
-            raise SequenceError(f"a second result block for server call {call_id[:80]!r}")
+            warnings.append(f"a second result block for server call {call_id[:80]!r}")
         name = self._calls.get(call_id)
         if name is not None and RESULT_OF[name] != btype:
-            raise SchemaError(f"{btype} cannot answer a {name} call")
-        _check_content(block)
+            warnings.append(f"{btype} answers a {name} call")
         self._answered.add(call_id)
 
 
-def check_citation(citation: Any, where: str) -> None:
-    """One citation of a text block: a known type with its required fields typed."""
+def citation_problem(citation: Any, where: str) -> str | None:
+    """What a text-block citation lacks, or ``None``: it is not an object with a string
+    ``type``, or it is of a known type and a field its SDK type requires is missing or
+    of another type. An unknown citation type is no problem (projected without source
+    and offsets)."""
     if type(citation) is not dict or type(citation.get("type")) is not str:
-        raise SchemaError(f"{where}: a citation is not an object with a string `type`")
+        return f"{where}: a citation is not an object with a string `type`"
     spec = _CITATIONS.get(citation["type"])
-    if spec is None:
-        raise UnsupportedProviderState(f"{where}: unknown citation type {citation['type'][:80]!r}")
-    for field, kind in spec[0]:
+    for field, kind in spec[0] if spec is not None else ():
         if type(citation.get(field)) is not kind:
-            raise SchemaError(f"{citation['type']}: `{field}` is missing or not a {kind.__name__}")
-
-
-def check_server_usage(usage: Mapping[str, Any], previous: Any, where: str) -> None:
-    """``usage.server_tool_use`` is absent/null, or both counters as ints that never go
-    below what an earlier event of the message reported."""
-    value = usage.get("server_tool_use")
-    if value is None:
-        return
-    if type(value) is not dict:
-        raise SchemaError(f"{where} usage.server_tool_use is not an object")
-    for key in _USAGE_COUNTERS:
-        count = value.get(key)
-        if type(count) is not int or count < 0:
-            raise SchemaError(f"{where} usage.server_tool_use.{key} is not a non-negative int")
-        if type(previous) is dict and count < previous[key]:
-            raise SequenceError(
-                f"usage.server_tool_use.{key} went down from {previous[key]} to {count}"
-            )
+            return f"{where}: {citation['type']} lacks a {kind.__name__} `{field}`"
+    return None
 
 
 def _citation(raw: dict[str, Any]) -> Citation:
-    _, source_key, start_key, end_key = _CITATIONS[raw["type"]]
+    spec = _CITATIONS.get(raw["type"])
+    if spec is None:
+        return Citation(kind=raw["type"], source=None, start=None, end=None, raw=raw)
+    _, source_key, start_key, end_key = spec
     if source_key is not None:
-        source = raw[source_key]
+        source = raw.get(source_key)
     else:  # a document citation: its uploaded file, else its position in the request
-        file_id = raw.get("file_id")
-        source = file_id if type(file_id) is str else f"document:{raw['document_index']}"
-    start = raw[start_key] if start_key is not None else None
-    end = raw[end_key] if end_key is not None else None
-    return Citation(kind=raw["type"], source=source, start=start, end=end, raw=raw)
+        file_id, document = raw.get("file_id"), raw.get("document_index")
+        source = file_id if type(file_id) is str else None
+        if source is None and type(document) is int:
+            source = f"document:{document}"
+    start = raw.get(start_key) if start_key is not None else None
+    end = raw.get(end_key) if end_key is not None else None
+    return Citation(
+        kind=raw["type"],
+        source=source if type(source) is str else None,
+        start=start if type(start) is int else None,
+        end=end if type(end) is int else None,
+        raw=raw,
+    )
 
 
 def _status(result: dict[str, Any] | None) -> str | None:
     if result is None:
         return None
-    content = result["content"]
-    if _is_error(content):
-        return f"error:{content['error_code']}"
+    content = result.get("content")
+    if type(content) is dict and _is_error(content):
+        code = content.get("error_code")
+        return f"error:{code}" if type(code) is str else "error"
     return STATUS_COMPLETED
 
 
@@ -234,10 +194,11 @@ def project(
 ) -> tuple[tuple[HostedCall, ...], tuple[Citation, ...]]:
     """``(hosted_calls, citations)`` of checked content blocks, in wire order. A result
     whose call is not in these blocks (it was made in an earlier response) is a call of its
-    own with ``tool`` = the result block type."""
+    own with ``tool`` = the result block type. A citation that is not an object with a
+    string ``type`` is skipped (its warning came when the block was checked)."""
     blocks = list(content)
     results = {
-        b["tool_use_id"]: b for b in blocks if b.get("type") in _CONTENT and "tool_use_id" in b
+        b["tool_use_id"]: b for b in blocks if b.get("type") in _RESULTS and "tool_use_id" in b
     }
     calls: list[HostedCall] = []
     citations: list[Citation] = []
@@ -249,11 +210,15 @@ def project(
             own.add(block["id"])
             calls.append(HostedCall(tool=block["name"], id=block["id"],
                                     status=_status(result), raw=(block, result)))  # fmt: skip
-        elif btype in _CONTENT and block["tool_use_id"] not in own:
+        elif btype in _RESULTS and block["tool_use_id"] not in own:
             calls.append(HostedCall(tool=btype, id=block["tool_use_id"],
                                     status=_status(block), raw=(None, block)))  # fmt: skip
         elif btype == "text" and type(block.get("citations")) is list:
-            citations.extend(_citation(c) for c in block["citations"])
+            citations.extend(
+                _citation(c)
+                for c in block["citations"]
+                if type(c) is dict and type(c.get("type")) is str
+            )
     return tuple(calls), tuple(citations)
 
 

@@ -10,7 +10,7 @@ leaves the parser in ``State.FAILED``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._errors import (
@@ -25,6 +25,7 @@ from .._errors import (
     UsageError,
     at_boundary,
 )
+from .._feed import wire_mapping
 from .._fields import check_limits_and_baseline
 from .._json import loads_strict
 from .._limits import DEFAULT_LIMITS, Limits
@@ -157,19 +158,17 @@ class Parser:
             err = self._fail(exc, self._seen - 1)
             raise err from err.__cause__
 
-    def feed_event(self, obj: Mapping[str, Any]) -> None:
-        """Feed one decoded wire event: an SDK event's ``to_dict(mode="json")`` (plain
-        ``to_dict()`` keeps ``container.expires_at`` as a ``datetime``, which is refused).
-        No SSE envelope is checked. Raises like :meth:`feed_bytes`; a non-mapping is a
-        :class:`UsageError` (the parser stays usable) and a non-JSON value inside the
-        event a :class:`~callgate.JSONError` whose message names the fix. Non-delta
-        events are copied, so later changes to ``obj`` do not reach the turn."""
+    def feed_event(self, obj: Any) -> None:
+        """Feed one decoded wire event: an SDK event object as it is (converted once,
+        ``to_dict(mode="json")``) or a mapping (a plain ``to_dict()`` keeps
+        ``container.expires_at`` as a ``datetime``, which is refused). No SSE envelope is
+        checked. Raises like :meth:`feed_bytes`; any other type is a :class:`UsageError`
+        (the parser stays usable) and a non-JSON value inside a mapping a
+        :class:`~callgate.JSONError` whose message names the fix. Non-delta events are
+        copied, so later changes to ``obj`` do not reach the turn."""
         self._check_usable(_EVENTS)
-        if not isinstance(obj, Mapping):
-            raise UsageError(
-                f'feed_event() takes a mapping (an SDK event\'s .to_dict(mode="json")), '
-                f"got {type(obj).__name__}"
-            )
+        if type(obj) is not dict:
+            obj = wire_mapping(obj, "feed_event()")
         self._mode = _EVENTS
         self._seen += 1
         try:

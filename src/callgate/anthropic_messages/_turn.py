@@ -55,10 +55,10 @@ RECOVERY_ERROR_TEXT: dict[str, str] = {
     REASON_MAX_TOKENS: _PREFIX + "the response stopped at max_tokens, so the call may be cut off.",
     REASON_NOT_RELEASED: _PREFIX + "the response did not stop for tool use.",
 }
-# How SDK objects must be turned into dicts: to_dict() keeps datetimes (container.expires_at).
+# The fix for a dict made by plain to_dict(), which keeps datetimes (container.expires_at).
 SDK_HINT = (
-    'from an SDK object pass .to_dict(mode="json"); plain .to_dict() keeps datetimes '
-    "such as container.expires_at"
+    'pass the SDK object itself, or its .to_dict(mode="json"); plain .to_dict() keeps '
+    "datetimes such as container.expires_at"
 )
 
 
@@ -124,10 +124,14 @@ class Turn:
 
     ``hosted_calls``/``citations``: the hosted-tool projection (:class:`callgate.HostedCall`,
     :class:`callgate.Citation`), derived from the raw output; never executable.
+    ``warnings``: what the parser found inconsistent in telemetry it does not gate on
+    (citations, usage that went down, hosted result pairing), one short string each; not
+    digested. ``model`` is ``None`` when the message named none; ``usage`` is ``{}`` when
+    it carried none.
     """
 
     message_id: str
-    model: str
+    model: str | None
     stop_reason: str | None
     stop_sequence: str | None
     content: tuple[dict[str, Any], ...]
@@ -141,11 +145,12 @@ class Turn:
     digest: str
     hosted_calls: tuple[HostedCall, ...] = ()
     citations: tuple[Citation, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     @property
     def text(self) -> str:
         """The turn's output text: its ``text`` blocks joined, ``""`` when it has none."""
-        return "".join(b["text"] for b in self.content if b.get("type") == ev.TEXT)
+        return "".join(b.get("text") or "" for b in self.content if b.get("type") == ev.TEXT)
 
     @property
     def send_back_unchanged(self) -> bool:
@@ -258,6 +263,7 @@ def make_turn(
     *,
     complete: bool,
     baseline: str,
+    warnings: tuple[str, ...] = (),
 ) -> Turn:
     """Apply the gate (complete turns only: a partial turn releases nothing) and freeze the
     turn. Raises :class:`JSONError` if the turn holds a value that is not JSON (only
@@ -265,15 +271,16 @@ def make_turn(
     stop_reason = message.get("stop_reason")
     calls, recovery = release_calls(content, tool_info, stop_reason) if complete else ((), ())
     hosted_calls, citations = project(content)
+    usage = message.get("usage")
     turn = Turn(
         message_id=message["id"],
-        model=message["model"],
+        model=message.get("model"),
         stop_reason=stop_reason,
         stop_sequence=message.get("stop_sequence"),
         content=tuple(content),
         calls=calls,
         recovery_calls=recovery,
-        usage=message["usage"],
+        usage=usage if type(usage) is dict else {},
         message=message,
         telemetry=telemetry,
         complete=complete,
@@ -281,6 +288,7 @@ def make_turn(
         digest="",
         hosted_calls=hosted_calls,
         citations=citations,
+        warnings=warnings,
     )
     try:
         digest = turn_digest(turn)

@@ -8,15 +8,15 @@ without ``finishReason`` is :class:`~callgate.TruncatedStreamError`, unless it i
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from .._errors import CallgateError, SchemaError, UsageError, at_boundary
+from .._errors import CallgateError, SchemaError, at_boundary
+from .._feed import wire_mapping
 from .._json import loads_strict
 from .._limits import DEFAULT_LIMITS, Limits
 from ..contracts import CURRENT_REVISION
 from ._events import PROVIDER
-from ._parser import Parser
+from ._parser import SDK_ONLY, Parser
 from ._turn import Turn
 
 __all__ = ["parse_response"]
@@ -29,7 +29,9 @@ def parse_response(
     baseline: str = CURRENT_REVISION,
     candidate_index: int | None = None,
 ) -> Turn:
-    """Parse a ``generateContent`` response body (a mapping, or its raw bytes/str).
+    """Parse a ``generateContent`` response body: a mapping, the SDK's
+    ``GenerateContentResponse`` as it is (converted once, like :meth:`Parser.feed_event`),
+    or its raw bytes/str.
 
     Raises what :meth:`Parser.finish` raises (refusals, ProviderError for an ``error``
     body, TruncatedStreamError without ``finishReason``), JSONError/SchemaError for a body
@@ -45,8 +47,7 @@ def parse_response(
         except CallgateError as exc:
             raise at_boundary(exc, provider=PROVIDER) from None
         obj = decoded
-    elif not isinstance(obj, Mapping):
-        kind = type(obj).__name__
-        raise UsageError(f"parse_response() takes a mapping, bytes or str, not {kind}")
+    else:
+        obj = wire_mapping(obj, "parse_response()", sdk_only=SDK_ONLY)
     parser.feed_event(obj)
     return parser.finish()

@@ -62,6 +62,7 @@ class Handlers:
         "_select",
         "_token",
         "_usage",
+        "_warnings",
         "origin",
     )
 
@@ -83,6 +84,7 @@ class Handlers:
         self._current: dict[str, Any] | None = None
         self._chunks = 0
         self._metadata: dict[str, dict[str, Any]] = {}  # grounding / URL context, merged
+        self._warnings: list[str] = []  # telemetry the stream got wrong (usage, grounding)
 
     # -- classification -------------------------------------------------------------
 
@@ -173,9 +175,10 @@ class Handlers:
             self._response_id = response_id
         usage = chunk.get("usageMetadata")
         if usage is not None:
-            if type(usage) is not dict:
-                raise SchemaError("response 'usageMetadata' must be an object")
-            self._usage = usage  # a running total: the last one wins
+            if type(usage) is dict:
+                self._usage = usage  # a running total: the last one wins
+            else:  # telemetry: never a refusal
+                self._warnings.append("usageMetadata is not an object: ignored")
         self._response.update(chunk)
         candidate = self._current
         if candidate is None:
@@ -185,8 +188,10 @@ class Handlers:
         self._candidate.update(candidate)
         for key in METADATA_KEYS:
             if key in candidate:  # the pinned streaming rule (_hosted), not last-wins
-                merged = merge_metadata(key, self._metadata.get(key), candidate[key])
-                self._candidate[key] = self._metadata[key] = merged
+                earlier = self._metadata.get(key)
+                merged = merge_metadata(key, earlier, candidate[key], self._warnings)
+                if merged is not None:
+                    self._candidate[key] = self._metadata[key] = merged
         token = candidate.get("continuationToken")
         if token is not None:
             if type(token) is not str:
@@ -263,20 +268,13 @@ class Handlers:
         """What was assembled so far, nothing released (best effort: ``None`` if even that
         cannot be sealed)."""
         try:
-            return self._turn((), self._assembly.snapshot(), final=False)
+            return self._turn((), self._assembly.snapshot())
         except (CallgateError, *STRAY_ERRORS):
             return None
 
-    def _turn(
-        self, calls: tuple[FunctionCall, ...], parts: tuple[dict[str, Any], ...], final: bool = True
-    ) -> Turn:
+    def _turn(self, calls: tuple[FunctionCall, ...], parts: tuple[dict[str, Any], ...]) -> Turn:
         candidate = {k: v for k, v in self._candidate.items() if k not in _OWN_CANDIDATE}
-        try:
-            hosted, citations = project(parts, candidate, self._baseline, self._limits)
-        except CallgateError:
-            if final:
-                raise
-            hosted, citations = (), ()  # a partial turn's parts may not be there yet
+        hosted, citations, found = project(parts, candidate, self._limits)
         try:
             return make_turn(
                 parts=parts,
@@ -292,6 +290,7 @@ class Handlers:
                 baseline=self._baseline,
                 hosted_calls=hosted,
                 citations=citations,
+                warnings=(*self._warnings, *found),
             )
         except UsageError as exc:  # a value the digest refuses came off the wire: hostile
             raise SchemaError(f"turn cannot be sealed: {exc.message}") from None

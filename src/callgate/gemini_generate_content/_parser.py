@@ -33,6 +33,7 @@ from .._errors import (
     UsageError,
     at_boundary,
 )
+from .._feed import wire_mapping
 from .._fields import check_limits_and_baseline
 from .._json import json_copy, loads_strict
 from .._limits import DEFAULT_LIMITS, Limits
@@ -45,6 +46,10 @@ from ._turn import Turn
 __all__ = ["Parser", "parse_stream"]
 
 _BYTES, _EVENTS = "bytes", "events"
+#: Fields google-genai adds to a ``GenerateContentResponse`` that no wire carries (the HTTP
+#: response's headers, the SDK's function-calling history, parsed structured output): an
+#: SDK object fed as it is loses them (google-genai 3.6.1 and 2.12.1 ``types.py``).
+SDK_ONLY = ("sdkHttpResponse", "automaticFunctionCallingHistory", "parsed")
 _BOUNDARY = (CallgateError, *STRAY_ERRORS)
 
 
@@ -56,9 +61,9 @@ def check_candidate_index(candidate_index: Any) -> None:
 class Parser:
     """Incremental parser of one ``streamGenerateContent?alt=sse`` response.
 
-    Feed either raw SSE bytes (:meth:`feed_bytes`, any chunking) or decoded chunk dicts
-    (:meth:`feed_event`, e.g. an SDK chunk's ``model_dump(mode="json", by_alias=True,
-    exclude_none=True)``) — not both — then call :meth:`finish`. ``baseline`` is a contract
+    Feed either raw SSE bytes (:meth:`feed_bytes`, any chunking) or decoded chunks
+    (:meth:`feed_event`: dicts, or the SDK's chunk objects as they are) — not both — then
+    call :meth:`finish`. ``baseline`` is a contract
     revision (:data:`callgate.contracts.REVISIONS`): it decides the known finish reasons,
     candidate fields and part modifiers. ``candidate_index`` selects one candidate of a
     ``candidateCount > 1`` response; without it more than one candidate fails closed.
@@ -139,13 +144,14 @@ class Parser:
         except _BOUNDARY as exc:
             self._fail(exc)
 
-    def feed_event(self, obj: Mapping[str, Any]) -> None:
-        """Feed one decoded chunk (a ``GenerateContentResponse`` JSON object). It is copied;
-        later mutation by the caller has no effect. A non-mapping is a UsageError; a value
-        that is not JSON is a JSONError. Raises like :meth:`feed_bytes`."""
+    def feed_event(self, obj: Any) -> None:
+        """Feed one decoded chunk: a ``GenerateContentResponse`` JSON object, or the SDK's
+        ``GenerateContentResponse`` as it is (converted once, see :data:`SDK_ONLY`). It is
+        copied; later mutation by the caller has no effect. Another type is a UsageError;
+        a value that is not JSON is a JSONError. Raises like :meth:`feed_bytes`."""
         self._check_usable(_EVENTS)
-        if not isinstance(obj, Mapping):
-            raise UsageError(f"feed_event() takes a mapping, not {type(obj).__name__}")
+        if type(obj) is not dict:
+            obj = wire_mapping(obj, "feed_event()", sdk_only=SDK_ONLY)
         self._mode = _EVENTS
         try:
             self._events += 1

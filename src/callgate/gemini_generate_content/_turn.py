@@ -81,6 +81,8 @@ class Turn:
 
     ``hosted_calls``/``citations``: the hosted-tool projection (:class:`callgate.HostedCall`,
     :class:`callgate.Citation`), derived from the raw output; never executable.
+    ``warnings``: what the parser found inconsistent in telemetry it does not gate on
+    (usage, grounding, citations, hosted pairing), one short string each; not digested.
     """
 
     parts: tuple[dict[str, Any], ...]
@@ -97,6 +99,7 @@ class Turn:
     digest: str
     hosted_calls: tuple[HostedCall, ...] = ()
     citations: tuple[Citation, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     @property
     def text(self) -> str:
@@ -117,8 +120,9 @@ class Turn:
         return self.finish_reason == CONTINUATION
 
 
-#: Derived from ``parts`` and ``candidate`` (which the digest covers), so not digested.
-_DERIVED = ("hosted_calls", "citations")
+#: Derived from ``parts`` and ``candidate`` (which the digest covers), or telemetry notes:
+#: not digested.
+_DERIVED = ("hosted_calls", "citations", "warnings")
 
 
 def _snapshot(fields: dict[str, Any]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ Assembly callgate implements exactly (the step stays *provably complete*):
   ``image``/``audio``/``video``/``document`` (appended as content blocks).
 
 - ``model_output`` + ``text_annotation_delta``: the annotations join the text block being
-  streamed; their byte offsets are checked against that block's final text at ``step.stop``.
+  streamed (the projection checks their byte offsets against that block's final text).
 - hosted call/result steps + one delta of their own type: the fields the step declares
   are merged (:func:`._hosted.merge_delta`).
 
@@ -34,16 +34,26 @@ from .._errors import LimitExceededError, SchemaError, SequenceError, Unsupporte
 from .._json import loads_strict
 from .._limits import Limits
 from ._events import DELTA_TARGETS, HOSTED_STEPS, STEP_ID_KEY, baseline_deltas, baseline_steps
-from ._hosted import check_annotations, check_hosted_fields, merge_delta
+from ._hosted import check_hosted_fields, merge_delta, report
 
 __all__ = ["StepAccumulator", "check_step", "delta_routes"]
 
+# The steps whose identity the gate binds: a call and the result that answers it.
+_CLIENT_STEPS = frozenset({"function_call", "function_result"})
 
-def check_step(step: Any, known: frozenset[str], baseline: str) -> str:
-    """Validate a step's discriminator and identity fields; return its type.
 
-    Raises :class:`SchemaError` for a non-object, a missing/ill-typed ``type`` or identity
-    field, and :class:`UnsupportedProviderState` for a type unknown to the baseline.
+def check_step(
+    step: Any, known: frozenset[str], baseline: str, warnings: list[str] | None = None
+) -> str:
+    """Validate a step's discriminator and the fields the gate needs; return its type.
+
+    Required (docs/required-fields.md): a ``function_call``'s ``id`` and ``name`` (release,
+    binding) and a ``function_result``'s ``call_id`` (which call of the history it
+    answers). A hosted step's identity and payload are telemetry: a problem with them goes
+    to ``warnings`` (with ``warnings=None``, the builder checking a caller's history, it is
+    a :class:`SchemaError`). Raises :class:`SchemaError` for a non-object, a missing or
+    ill-typed ``type`` or required field, and :class:`UnsupportedProviderState` for a type
+    unknown to the baseline.
     """
     if type(step) is not dict:
         raise SchemaError("a step must be a JSON object")
@@ -60,14 +70,15 @@ def check_step(step: Any, known: frozenset[str], baseline: str) -> str:
     if key is not None:
         ident = step.get(key)
         if type(ident) is not str or not ident:
-            raise SchemaError(f"{kind} step needs a non-empty string {key!r}", wire_type=kind)
+            problem = f"{kind} step needs a non-empty string {key!r}"
+            if kind in _CLIENT_STEPS:
+                raise SchemaError(problem, wire_type=kind)
+            report(problem, warnings, kind)
     if kind == "function_call":
         name = step.get("name")
         if type(name) is not str or not name:
             raise SchemaError("function_call step needs a non-empty string 'name'")
-    elif kind == "function_result" and "result" not in step:
-        raise SchemaError("function_result step needs a 'result'")
-    check_hosted_fields(step, kind, baseline)
+    check_hosted_fields(step, kind, warnings)
     return kind
 
 
@@ -86,7 +97,6 @@ class StepAccumulator:
 
     __slots__ = (
         "args_parts",
-        "baseline",
         "content",
         "kind",
         "limits",
@@ -109,14 +119,12 @@ class StepAccumulator:
         position: int,
         routes: dict[str, _Apply],
         limits: Limits,
-        baseline: str,
     ) -> None:
         self.step = step
         self.kind = kind
         self.position = position
         self.routes = routes
         self.limits = limits
-        self.baseline = baseline
         self.opaque = False
         self.why = ""
         self.merged: set[str] = set()
@@ -229,10 +237,13 @@ class StepAccumulator:
         self._blocks().append(delta)
 
     def apply_annotation(self, delta: dict[str, Any]) -> None:
+        # Citations are telemetry: the projection checks them (turn.warnings).
         annotations = delta.get("annotations")
         if annotations is None:
             return
-        check_annotations(annotations, "", self.baseline, with_offsets=False)
+        if type(annotations) is not list:
+            self._mark("a text_annotation_delta whose 'annotations' is not a list")
+            return
         blocks = self._blocks()
         if not blocks or type(blocks[-1]) is not _Text:
             self._mark(
@@ -245,7 +256,7 @@ class StepAccumulator:
         block.annotations.extend(annotations)
 
     def apply_hosted(self, delta: dict[str, Any]) -> None:
-        why = merge_delta(self.step, self.kind, delta, self.merged, self.baseline)
+        why = merge_delta(self.step, self.kind, delta, self.merged)
         if why is not None:
             self._mark(why)
 
@@ -278,9 +289,6 @@ class StepAccumulator:
                 if type(block) is _Text:
                     built: dict[str, Any] = {"type": "text", "text": "".join(block.parts)}
                     if block.annotations is not None:
-                        check_annotations(
-                            block.annotations, built["text"], self.baseline, with_offsets=True
-                        )
                         built["annotations"] = block.annotations
                     blocks.append(built)
                 else:

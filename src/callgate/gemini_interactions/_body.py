@@ -10,7 +10,6 @@ exactly once.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, Literal
 
 from .._digest import canonical_bytes
@@ -24,6 +23,7 @@ from .._errors import (
     UsageError,
     at_boundary,
 )
+from .._feed import wire_mapping
 from .._fields import check_limits_and_baseline
 from .._json import loads_strict
 from .._limits import DEFAULT_LIMITS, Limits
@@ -48,8 +48,8 @@ def _decode(obj: Any, limits: Limits) -> dict[str, Any]:
             text = canonical_bytes(obj if type(obj) is dict else dict(obj))
         except UsageError as exc:
             raise JSONError(
-                f"body is not a JSON value: {exc.message} (pass an SDK object as "
-                'model_dump(mode="json"))'
+                f"body is not a JSON value: {exc.message} (pass the SDK object itself, or "
+                'its to_dict(mode="json"))'
             ) from None
         body = loads_strict(text, limits=limits)  # a private copy, bounded like wire bytes
     if type(body) is not dict:
@@ -60,13 +60,14 @@ def _decode(obj: Any, limits: Limits) -> dict[str, Any]:
 class _Partial:
     """What was validated so far, for the partial turn attached to an error."""
 
-    __slots__ = ("id", "status", "steps", "usage")
+    __slots__ = ("id", "status", "steps", "usage", "warnings")
 
     def __init__(self) -> None:
         self.id: str | None = None
         self.status = ""
         self.steps: list[dict[str, Any]] = []
         self.usage: dict[str, Any] | None = None
+        self.warnings: list[str] = []
 
 
 def _pending_calls(
@@ -110,7 +111,7 @@ def _pending_calls(
 
 
 def parse_interaction(
-    obj: Mapping[str, Any] | bytes | bytearray | memoryview | str,
+    obj: Any,
     *,
     source: Literal["create", "get"],
     limits: Limits = DEFAULT_LIMITS,
@@ -119,8 +120,10 @@ def parse_interaction(
     """Parse a non-streaming Interaction body into a :class:`Turn` (``origin=source``).
 
     ``obj`` is the decoded JSON object, a Mapping (copied; the caller's dict is not kept;
-    a value in it that is not JSON is a :class:`~callgate.JSONError`) or its raw bytes/str
-    (invalid JSON text is a JSONError); any other type is a :class:`~callgate.UsageError`.
+    a value in it that is not JSON is a :class:`~callgate.JSONError`), the SDK's
+    ``Interaction`` as it is (converted once, ``to_dict(mode="json")``) or its raw
+    bytes/str (invalid JSON text is a JSONError); any other type is a
+    :class:`~callgate.UsageError`.
     ``source="create"``: the body of ``POST /interactions`` (model steps only; an input
     step in it is a :class:`~callgate.SequenceError`). ``source="get"``: the body
     of ``GET /interactions/{id}`` (history first: the first step must be ``user_input``;
@@ -138,11 +141,8 @@ def parse_interaction(
     check_limits_and_baseline(limits, baseline, REVISIONS)
     if source not in ("create", "get"):
         raise UsageError(f"source must be 'create' or 'get', got {source!r}")
-    if not isinstance(obj, (*_TEXT, Mapping)):
-        raise UsageError(
-            f"an Interaction body is a JSON object (a Mapping), bytes or str, not "
-            f"{type(obj).__name__}"
-        )
+    if not isinstance(obj, _TEXT):
+        obj = wire_mapping(obj, "parse_response()")
     partial = _Partial()
     try:
         body = _decode(obj, limits)
@@ -155,8 +155,9 @@ def parse_interaction(
             raise SchemaError("interaction needs a string 'status'")
         partial.id, partial.status = interaction_id or None, status
         usage = body.get("usage")
-        if usage is not None and type(usage) is not dict:
-            raise SchemaError("interaction 'usage' must be an object")
+        if usage is not None and type(usage) is not dict:  # telemetry: never a refusal
+            partial.warnings.append("interaction 'usage' is not an object: ignored")
+            usage = None
         partial.usage = usage
         raw_steps = body.get("steps")
         if raw_steps is None:
@@ -171,9 +172,9 @@ def parse_interaction(
                 observed=len(raw_steps),
             )
         known = baseline_steps(baseline)
-        pairing = Pairing()
+        pairing = Pairing(partial.warnings)
         for position, step in enumerate(raw_steps):
-            kind = check_step(step, known, baseline)
+            kind = check_step(step, known, baseline, partial.warnings)
             pairing.see(step, kind)
             if source == "create" and kind in INPUT_STEPS:
                 raise SequenceError(
@@ -208,13 +209,14 @@ def _turn(partial: _Partial, calls: tuple[FunctionCall, ...], source: str, basel
             usage=partial.usage,
             origin=source,
             baseline=baseline,
+            warnings=tuple(partial.warnings),
         )
     except UsageError as exc:
         raise SchemaError(f"turn cannot be canonicalised: {exc.message}") from None
 
 
 def parse_response(
-    obj: Mapping[str, Any] | bytes | bytearray | memoryview | str,
+    obj: Any,
     *,
     source: Literal["create", "get"] = "create",
     limits: Limits = DEFAULT_LIMITS,

@@ -88,6 +88,7 @@ class Handlers:
         "status",
         "steps",
         "usage",
+        "warnings",
     )
 
     def __init__(self, limits: Limits, baseline: str) -> None:
@@ -102,7 +103,8 @@ class Handlers:
         self.open: dict[int, StepAccumulator] = {}
         self.steps: list[dict[str, Any]] = []
         self.opaque: dict[int, str] = {}  # position -> why it is not provably complete
-        self.pairing = Pairing()
+        self.warnings: list[str] = []  # telemetry the stream got wrong (hosted, usage)
+        self.pairing = Pairing(self.warnings)
         self.n_calls = 0
         self.call_ids: set[str] = set()
         self.result: Turn | None = None
@@ -120,6 +122,7 @@ class Handlers:
                 baseline=self.baseline,
                 opaque=tuple(sorted(self.opaque)),
                 opaque_reasons=tuple(self.opaque[p] for p in sorted(self.opaque)),
+                warnings=tuple(self.warnings),
             )
         except UsageError as exc:  # only past the digest's own depth bound
             raise SchemaError(f"turn cannot be canonicalised: {exc.message}") from None
@@ -132,12 +135,15 @@ class Handlers:
         self.status = interaction["status"]
 
     def _on_status_update(self, obj: dict[str, Any]) -> None:
+        # Informative only (the terminal's status decides): nothing in it is required.
         interaction_id, status = obj.get("interaction_id"), obj.get("status")
-        if type(interaction_id) is not str or type(status) is not str:
-            raise SchemaError("status_update needs string 'interaction_id' and 'status'")
-        if interaction_id != self.interaction_id:
+        for key, value in (("interaction_id", interaction_id), ("status", status)):
+            if value is not None and type(value) is not str:
+                raise SchemaError(f"status_update '{key}' must be a string")
+        if interaction_id is not None and interaction_id != self.interaction_id:
             raise SequenceError(f"status_update for another interaction {interaction_id!r}")
-        self.status = status  # informative only: the terminal's status decides
+        if status is not None:
+            self.status = status
 
     def _on_step_start(self, obj: dict[str, Any]) -> None:
         index = obj.get("index")
@@ -146,7 +152,7 @@ class Handlers:
         if index in self.open:
             raise SequenceError(f"step.start on index {index}, which is already open")
         step = obj.get("step")
-        kind = check_step(step, self.known_steps, self.baseline)
+        kind = check_step(step, self.known_steps, self.baseline, self.warnings)
         if kind in INPUT_STEPS:
             raise SequenceError(f"a streamed model turn cannot hold a {kind} (input) step")
         limits = self.limits
@@ -171,7 +177,6 @@ class Handlers:
             len(self.steps),
             self.routes[kind],
             limits,
-            self.baseline,
         )
         self.steps.append(step)  # type: ignore[arg-type]
 
@@ -222,8 +227,9 @@ class Handlers:
             raise SequenceError(f"interaction.completed for another id {interaction['id']!r}")
         self.status = status = interaction["status"]
         usage = interaction.get("usage")
-        if usage is not None and type(usage) is not dict:
-            raise SchemaError("interaction 'usage' must be an object")
+        if usage is not None and type(usage) is not dict:  # telemetry: never a refusal
+            self.warnings.append("interaction 'usage' is not an object: ignored")
+            usage = None
         self.usage = usage
         pending = tuple(
             FunctionCall(

@@ -13,26 +13,30 @@ Facts (``contracts/gemini.md`` §10, the ``_gaos/types/interactions`` models of 
   (``"completed"`` once its result step arrived, ``"failed"`` when that result says
   ``is_error: true``, ``None`` when the turn holds no result), ``raw`` ``{"call": <call
   step>, "result": <result step or None>}`` with both steps exactly as received.
-- Pairing is strict: a duplicate call id, a result before (or without) its call, a second
-  result, or a result of another tool's type is a :class:`~callgate.SequenceError`.
+- All of it is telemetry (docs/required-fields.md): nothing about a hosted step or a
+  citation refuses a turn. Pairing problems (a duplicate call id, a result before or
+  without its call, a second result, a result of another tool's type) and payload fields of
+  another type than the SDK declares are ``turn.warnings`` entries; the steps stay raw.
+  (The continuation builder checks a caller's prior steps with the same functions, where
+  the same problems are errors: there they are the caller's history.)
 - Citations are the ``annotations`` of a ``model_output`` text block (streamed as
   ``text_annotation_delta``). ``start_index``/``end_index`` are UTF-8 **byte** offsets into
   that block's ``text``, end exclusive; they are kept exactly (``Citation.start``/``end``)
-  and must lie inside the text (else :class:`~callgate.SchemaError`). ``url_citation``,
-  ``file_citation`` and ``place_citation`` become citations (``source``: the ``url``; the
-  ``document_uri``, else ``file_name``, else ``source``; the ``url``, else ``place_id``).
-  The 2026-11 baseline's ``speech_metadata`` and ``word_info`` annotations describe speech,
-  not a source: they stay in the step and are not citations. An annotation type unknown to
-  the baseline is :class:`~callgate.UnsupportedProviderState`.
+  when they lie inside the text, else both are ``None`` and a warning says so.
+  ``url_citation``, ``file_citation`` and ``place_citation`` become citations (``source``:
+  the ``url``; the ``document_uri``, else ``file_name``, else ``source``; the ``url``, else
+  ``place_id``). The 2026-11 baseline's ``speech_metadata`` and ``word_info`` annotations
+  describe speech, not a source, and an annotation type callgate does not know may not be
+  a citation at all: they stay in the step and are not citations.
 
 Streamed completeness (what lets the stateless builder replay a streamed hosted step): the
 payload of a hosted step comes either in ``step.start`` or in one delta of the step's own
 type. A delta field is *pinned* when the step model declares a field of the same name
 (:data:`PINNED`); merging pinned fields reproduces the step exactly. A delta field without
 a place on the step (``file_search_result.result``: the step declares no ``result``), an
-undeclared field, or two deltas setting one field differently leave the step *opaque*
-with the reason; a delta that renames the step's id, or a non-empty start value
-contradicted by a delta, is a SequenceError.
+undeclared field, a field of another type than the delta model declares, two deltas
+setting one field differently, a delta that renames the step's id or contradicts a
+non-empty start value leave the step *opaque* with the reason.
 """
 
 from __future__ import annotations
@@ -41,9 +45,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from .._errors import SchemaError, SequenceError, UnsupportedProviderState
+from .._errors import SchemaError, SequenceError
 from .._hosted import Citation, HostedCall
-from ..contracts import REVISIONS
 from ._events import HOSTED_STEPS
 
 __all__ = [
@@ -52,14 +55,13 @@ __all__ = [
     "PINNED",
     "STEP_FIELDS",
     "Pairing",
-    "check_annotations",
     "check_hosted_fields",
     "merge_delta",
     "project",
+    "report",
     "tool_of",
 ]
 
-_OLD, _CURRENT = REVISIONS
 
 #: Hosted call step type -> its result step type.
 PAIRS: Mapping[str, str] = MappingProxyType(
@@ -131,12 +133,6 @@ _CITATION_SOURCE: dict[str, tuple[str, ...]] = {
     "file_citation": ("document_uri", "file_name", "source"),
     "place_citation": ("url", "place_id"),
 }
-_ANNOTATIONS: Mapping[str, frozenset[str]] = MappingProxyType(
-    {
-        _OLD: frozenset(_CITATION_SOURCE),
-        _CURRENT: frozenset(_CITATION_SOURCE) | {"speech_metadata", "word_info"},
-    }
-)
 
 
 def tool_of(call_kind: str) -> str:
@@ -147,126 +143,65 @@ def tool_of(call_kind: str) -> str:
 # -- field checks ---------------------------------------------------------------------
 
 
-def _check_value(kind: str, key: str, value: Any, baseline: str) -> None:
+def _problem(kind: str, key: str, value: Any) -> str | None:
+    """What is wrong with a hosted payload field's type, or ``None``."""
     expected = _SCALARS.get(key)
     if expected is not None:
-        if type(value) is not expected:
-            raise SchemaError(f"{kind} {key!r} must be a {expected.__name__}", wire_type=kind)
-    elif key == "arguments":
-        if type(value) is not dict:
-            raise SchemaError(f"{kind} 'arguments' must be a JSON object", wire_type=kind)
-        if kind == "code_execution_call":
-            _check_language(value.get("language"), baseline)
-    elif key == "result":
+        return None if type(value) is expected else f"{kind} {key!r} is not a {expected.__name__}"
+    if key == "arguments" and type(value) is not dict:
+        return f"{kind} 'arguments' is not a JSON object"
+    if key == "result":
         if kind in _LIST_RESULTS and type(value) is not list:
-            raise SchemaError(f"{kind} 'result' must be a list", wire_type=kind)
+            return f"{kind} 'result' is not a list"
         # 2.12.1 types it str; 3.6.1 str | list[Content] (contracts/gemini.md §10.6).
-        if (
-            kind == "code_execution_result"
-            and type(value) is not str
-            and (baseline == _OLD or type(value) is not list)
-        ):
-            raise SchemaError(
-                f"code_execution_result 'result' must be a string under {baseline}"
-                + ("" if baseline == _OLD else " or a list of content"),
-                wire_type=kind,
-            )
+        if kind == "code_execution_result" and type(value) not in (str, list):
+            return f"{kind} 'result' is neither a string nor a list of content"
+    return None
 
 
-def _check_language(language: Any, baseline: str) -> None:
-    if language is None:
-        return
-    if type(language) is not str:
-        raise SchemaError("code_execution_call language must be a string")
-    if baseline == _OLD and language != "python":
-        raise UnsupportedProviderState(
-            f"code_execution_call language {language!r} is unknown to contract revision "
-            f"{baseline} (its SDK types it 'python' only)",
-            wire_type="code_execution_call",
-        )
+def report(problem: str, warnings: list[str] | None, kind: str) -> None:
+    """``problem`` appended to ``warnings``; with ``warnings=None`` (the continuation
+    builder checking a caller's history) raised as a :class:`SchemaError`."""
+    if warnings is None:
+        raise SchemaError(problem, wire_type=kind)
+    warnings.append(problem)
 
 
-def check_hosted_fields(step: dict[str, Any], kind: str, baseline: str) -> None:
-    """Type-check a hosted step's payload fields and a ``model_output``'s annotations.
-
-    Raises SchemaError / UnsupportedProviderState as described in the module docstring.
-    """
-    if kind in _STEP_FIELDS:
-        for key in _STEP_FIELDS[kind]:
-            value = step.get(key)
-            if value is not None:
-                _check_value(kind, key, value, baseline)
-        if kind == "file_search_result" and "result" in step:
-            _check_value(kind, "result", step["result"], baseline)
-    elif kind == "model_output":
-        content = step.get("content")
-        if type(content) is not list:
-            return
-        for block in content:
-            if type(block) is dict and block.get("type") == "text" and "annotations" in block:
-                text = block.get("text")
-                if type(text) is not str:
-                    raise SchemaError("an annotated text block needs a string 'text'")
-                check_annotations(block["annotations"], text, baseline, with_offsets=True)
-
-
-def check_annotations(annotations: Any, text: str, baseline: str, *, with_offsets: bool) -> None:
-    """Check annotation objects (types, sources) and, ``with_offsets``, their byte offsets
-    against ``text`` (they must satisfy ``0 <= start <= end <= len(utf8(text))``)."""
-    if type(annotations) is not list:
-        raise SchemaError("text 'annotations' must be a list")
-    size = len(text.encode("utf-8", "surrogatepass")) if with_offsets else 0
-    known = _ANNOTATIONS[baseline]
-    for annotation in annotations:
-        if type(annotation) is not dict or type(annotation.get("type")) is not str:
-            raise SchemaError("an annotation must be an object with a string 'type'")
-        kind = annotation["type"]
-        if kind not in known:
-            raise UnsupportedProviderState(
-                f"annotation type {kind!r} is unknown to contract revision {baseline}",
-                wire_type=kind,
-            )
-        for key in _CITATION_SOURCE.get(kind, ()):
-            if key in annotation and type(annotation[key]) is not str:
-                raise SchemaError(f"{kind} {key!r} must be a string", wire_type=kind)
-        start, end = annotation.get("start_index"), annotation.get("end_index")
-        for name, value in (("start_index", start), ("end_index", end)):
-            if value is not None and type(value) is not int:
-                raise SchemaError(f"{kind} {name!r} must be an integer", wire_type=kind)
-        if not with_offsets:
-            continue
-        low = 0 if start is None else start
-        high = size if end is None else end
-        if not 0 <= low <= high <= size:
-            raise SchemaError(
-                f"{kind} byte range [{start}, {end}) lies outside its text of {size} bytes",
-                wire_type=kind,
-            )
+def check_hosted_fields(step: dict[str, Any], kind: str, warnings: list[str] | None) -> None:
+    """Type-check a hosted step's payload fields (those of a step model of the SDK):
+    each problem goes to ``warnings`` (see :func:`report`)."""
+    for key in _STEP_FIELDS.get(kind, ()):
+        value = step.get(key)
+        if value is not None or (key == "result" and kind == "file_search_result" and key in step):
+            problem = _problem(kind, key, value)
+            if problem is not None:
+                report(problem, warnings, kind)
 
 
 # -- streamed deltas ------------------------------------------------------------------
 
 
 def merge_delta(
-    step: dict[str, Any], kind: str, delta: dict[str, Any], merged: set[str], baseline: str
+    step: dict[str, Any], kind: str, delta: dict[str, Any], merged: set[str]
 ) -> str | None:
     """Merge one hosted delta of the step's own type into ``step`` (in place).
 
     ``merged`` is the set of fields earlier deltas set (updated). Returns why the step is
-    no longer provably complete, or ``None``. Raises SchemaError for a field of the wrong
-    type, SequenceError for a renamed id or a contradicted ``step.start`` value.
-    """
+    no longer provably complete, or ``None`` (hosted steps are telemetry: never raises)."""
     why: str | None = None
     pinned = PINNED[kind]
-    for key, value in delta.items():
+    # Sorted: the first reason must not depend on key order (feed_event's copy sorts keys).
+    for key in sorted(delta):
+        value = delta[key]
         if key == "type":
             continue
         if key in ("id", "call_id"):
             if value != step.get(key):
-                raise SequenceError(f"a {kind} delta names another {key} {value!r}")
+                why = why or f"a {kind} delta names another {key} {value!r:.80}"
             continue
-        if key in DELTA_FIELDS[kind]:
-            _check_value(kind, key, value, baseline)
+        problem = _problem(kind, key, value) if key in DELTA_FIELDS[kind] else None
+        if problem is not None:
+            why = why or problem
         if key not in pinned:
             why = why or f"{kind} delta field {key!r} has no pinned place on the step"
         elif key in merged:
@@ -275,10 +210,7 @@ def merge_delta(
             if type(value) is list and type(step.get(key)) is list:
                 value = step[key] + value  # nothing lost; the step is opaque anyway
         elif step.get(key) not in _EMPTY and step.get(key) != value:
-            raise SequenceError(
-                f"{kind} has {key!r} in step.start and a different one in a delta: conflict",
-                wire_type=kind,
-            )
+            why = why or f"{kind} has {key!r} in step.start and a different one in a delta"
         step[key] = value
         merged.add(key)
     return why
@@ -288,38 +220,46 @@ def merge_delta(
 
 
 class Pairing:
-    """Hosted call ids seen so far, and which have their result (one turn or history)."""
+    """Hosted call ids seen so far, and which have their result (one turn or history).
+    A broken pair goes to ``warnings``; with ``warnings=None`` (a caller's history in the
+    continuation builder) it is a :class:`SequenceError`."""
 
-    __slots__ = ("answered", "calls")
+    __slots__ = ("answered", "calls", "warnings")
 
-    def __init__(self) -> None:
+    def __init__(self, warnings: list[str] | None = None) -> None:
         self.calls: dict[str, str] = {}
         self.answered: set[str] = set()
+        self.warnings = warnings
+
+    def _broken(self, message: str, kind: str) -> None:
+        if self.warnings is None:
+            raise SequenceError(message, wire_type=kind)
+        self.warnings.append(message)
 
     def see(self, step: dict[str, Any], kind: str) -> None:
-        """Record one validated step (any type); raises SequenceError on a broken pair."""
+        """Record one validated step (any type)."""
         if kind in PAIRS:
-            call_id = step["id"]
+            call_id = step.get("id")
+            if type(call_id) is not str:
+                return  # check_step reported the missing id
             if call_id in self.calls:
-                raise SequenceError(f"duplicate hosted call id {call_id!r}", wire_type=kind)
-            self.calls[call_id] = kind
+                self._broken(f"duplicate hosted call id {call_id!r}", kind)
+            else:
+                self.calls[call_id] = kind
             return
         call = _CALL_OF.get(kind)
         if call is None:
             return
-        call_id = step["call_id"]
-        seen = self.calls.get(call_id)
-        if seen is None:
-            raise SequenceError(
-                f"{kind} {call_id!r} answers no earlier {call} step", wire_type=kind
-            )
-        if seen != call:
-            raise SequenceError(
-                f"{kind} {call_id!r} answers a {seen} step (another tool)", wire_type=kind
-            )
-        if call_id in self.answered:
-            raise SequenceError(f"a second {kind} for {call_id!r}", wire_type=kind)
-        self.answered.add(call_id)
+        call_id = step.get("call_id")
+        seen = self.calls.get(call_id) if type(call_id) is str else None
+        if seen is None or type(call_id) is not str:
+            self._broken(f"{kind} {call_id!r} answers no earlier {call} step", kind)
+        elif seen != call:
+            self._broken(f"{kind} {call_id!r} answers a {seen} step (another tool)", kind)
+        elif call_id in self.answered:
+            self._broken(f"a second {kind} for {call_id!r}", kind)
+        else:
+            self.answered.add(call_id)
 
 
 # -- projection -----------------------------------------------------------------------
@@ -327,27 +267,29 @@ class Pairing:
 
 def project(
     steps: tuple[dict[str, Any], ...],
-) -> tuple[tuple[HostedCall, ...], tuple[Citation, ...]]:
-    """The hosted calls and citations of validated ``steps`` (never raises: a partial
-    turn's steps are projected as far as they go)."""
-    results: dict[Any, dict[str, Any]] = {}
+) -> tuple[tuple[HostedCall, ...], tuple[Citation, ...], tuple[str, ...]]:
+    """The hosted calls, citations and citation warnings of ``steps`` (never raises: a
+    partial turn's steps are projected as far as they go)."""
+    results: dict[str, dict[str, Any]] = {}
     for step in steps:
-        if step.get("type") in _CALL_OF:
-            results.setdefault(step.get("call_id"), step)
+        call_id = step.get("call_id")
+        if step.get("type") in _CALL_OF and type(call_id) is str:
+            results.setdefault(call_id, step)
     calls: list[HostedCall] = []
     citations: list[Citation] = []
-    for step in steps:
+    warnings: list[str] = []
+    for position, step in enumerate(steps):
         kind = step.get("type")
         if type(kind) is not str:
             continue
         if kind in PAIRS:
-            result = results.get(step.get("id"))
+            ident = step.get("id")
+            result = results.get(ident) if type(ident) is str else None
             if result is not None and result.get("type") != PAIRS[kind]:
                 result = None
             status = None
             if result is not None:
                 status = "failed" if result.get("is_error") is True else "completed"
-            ident = step.get("id")
             calls.append(
                 HostedCall(
                     tool=tool_of(kind),
@@ -356,35 +298,54 @@ def project(
                     raw={"call": step, "result": result},
                 )
             )
-        elif kind == "model_output":
-            citations.extend(_citations(step.get("content")))
-    return tuple(calls), tuple(citations)
+        elif kind == "model_output" and type(step.get("content")) is list:
+            for n, block in enumerate(step["content"]):
+                if type(block) is dict and block.get("type") == "text":
+                    where = f"step {position} content {n}"
+                    citations.extend(_citations(block, where, warnings))
+    return tuple(calls), tuple(citations), tuple(warnings)
 
 
-def _citations(content: Any) -> list[Citation]:
+def _citations(block: dict[str, Any], where: str, warnings: list[str]) -> list[Citation]:
+    annotations = block.get("annotations")
+    if annotations is None:
+        return []
+    if type(annotations) is not list:
+        warnings.append(f"{where} 'annotations' is not a list")
+        return []
+    text = block.get("text")
+    size = len(text.encode("utf-8", "surrogatepass")) if type(text) is str else None
     found: list[Citation] = []
-    if type(content) is not list:
-        return found
-    for block in content:
-        if type(block) is not dict or block.get("type") != "text":
+    for k, annotation in enumerate(annotations):
+        kind = annotation.get("type") if type(annotation) is dict else None
+        if type(kind) is not str:
+            warnings.append(f"{where} annotation {k} is not an object with a string 'type'")
             continue
-        annotations = block.get("annotations")
-        if type(annotations) is not list:
-            continue
-        for annotation in annotations:
-            kind = annotation.get("type") if type(annotation) is dict else None
-            if type(kind) is not str or kind not in _CITATION_SOURCE:
-                continue
-            keys = _CITATION_SOURCE[kind]
-            source = next((annotation[k] for k in keys if type(annotation.get(k)) is str), None)
-            start, end = annotation.get("start_index"), annotation.get("end_index")
-            found.append(
-                Citation(
-                    kind=kind,
-                    source=source,
-                    start=start if type(start) is int else None,
-                    end=end if type(end) is int else None,
-                    raw=annotation,
-                )
+        keys = _CITATION_SOURCE.get(kind)
+        if keys is None:
+            continue  # speech metadata, or a type that may not be a citation at all
+        source = next((annotation[key] for key in keys if type(annotation.get(key)) is str), None)
+        for key in keys:
+            if annotation.get(key) is not None and type(annotation[key]) is not str:
+                warnings.append(f"{where} annotation {k} ({kind}) {key!r} is not a string")
+        start, end = annotation.get("start_index"), annotation.get("end_index")
+        low = 0 if start is None else start
+        high = size if end is None else end
+        if not (
+            type(low) is int and type(high) is int and size is not None and 0 <= low <= high <= size
+        ):
+            warnings.append(
+                f"{where} annotation {k} ({kind}) byte range [{start!r}, {end!r}) is not inside "
+                f"its text: no offsets"
             )
+            start = end = None
+        found.append(
+            Citation(
+                kind=kind,
+                source=source,
+                start=start if type(start) is int else None,
+                end=end if type(end) is int else None,
+                raw=annotation,
+            )
+        )
     return found

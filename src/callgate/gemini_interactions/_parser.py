@@ -19,7 +19,7 @@ fails closed.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from hashlib import blake2b
 from typing import Any
 
@@ -36,6 +36,7 @@ from .._errors import (
     UsageError,
     at_boundary,
 )
+from .._feed import wire_mapping
 from .._fields import check_limits_and_baseline
 from .._json import loads_strict
 from .._limits import DEFAULT_LIMITS, Limits
@@ -254,19 +255,18 @@ class Parser:
         except _CAUGHT as exc:
             raise self._fail(exc)  # noqa: B904 - at_boundary sets the cause it means
 
-    def feed_event(self, obj: Mapping[str, Any] | str) -> None:
-        """Feed one decoded wire event: a JSON object (e.g. an SDK event's
-        ``model_dump(mode="json", by_alias=True, exclude_none=True)``) or the string
+    def feed_event(self, obj: Any) -> None:
+        """Feed one decoded wire event: a JSON object (a mapping, or an SDK event object
+        as it is, converted once with ``to_dict(mode="json")``) or the string
         ``"[DONE]"``. The object is copied; later mutation by the caller has no effect.
-        Anything but a Mapping or ``"[DONE]"`` is a UsageError (the parser stays usable);
-        a value inside the object that is not JSON is a JSONError. Otherwise raises like
-        :meth:`feed_bytes`."""
+        Anything else is a UsageError (the parser stays usable); a value inside a mapping
+        that is not JSON is a JSONError. Otherwise raises like :meth:`feed_bytes`."""
         self._check_usable()
         done = type(obj) is str and obj == DONE
-        if not done and not isinstance(obj, Mapping):
-            raise UsageError(
-                f"feed_event() takes a JSON object or {DONE!r}, not {type(obj).__name__}"
-            )
+        if not done and type(obj) is not dict:
+            if isinstance(obj, str):
+                raise UsageError(f"feed_event() takes a JSON object or {DONE!r}, not a str")
+            obj = wire_mapping(obj, "feed_event()")
         self._enter(_EVENTS)
         try:
             self._events += 1
@@ -282,11 +282,11 @@ class Parser:
                 self._route(DONE, None, None)
                 return
             try:
-                encoded = canonical_bytes(obj if type(obj) is dict else dict(obj))  # type: ignore[arg-type]
+                encoded = canonical_bytes(obj if type(obj) is dict else dict(obj))
             except UsageError as exc:
                 raise JSONError(
-                    f"event is not a JSON value: {exc.message} (feed an SDK event as "
-                    'model_dump(mode="json"))'
+                    f"event is not a JSON value: {exc.message} (feed the SDK event itself, "
+                    'or its to_dict(mode="json"))'
                 ) from None
             self._stream_bytes += len(encoded)
             if self._stream_bytes > limits.max_stream_bytes:

@@ -61,6 +61,8 @@ class Turn:
     hosted call step, paired with its result step by ``call_id``; one Citation per
     ``url_citation``/``file_citation``/``place_citation`` annotation, offsets in UTF-8
     bytes of its text block); never executable.
+    ``warnings``: what the parser found inconsistent in telemetry it does not gate on
+    (hosted pairing and payloads, citations, usage), one short string each; not digested.
     """
 
     interaction_id: str | None
@@ -76,6 +78,7 @@ class Turn:
     opaque_reasons: tuple[str, ...] = ()
     hosted_calls: tuple[HostedCall, ...] = ()
     citations: tuple[Citation, ...] = ()
+    warnings: tuple[str, ...] = ()
 
 
 def _snapshot(
@@ -128,12 +131,14 @@ def make_turn(
     baseline: str,
     opaque: tuple[int, ...] = (),
     opaque_reasons: tuple[str, ...] = (),
+    warnings: tuple[str, ...] = (),
 ) -> Turn:
-    """Build a :class:`Turn` and seal it with its digest (values are trusted JSON)."""
+    """Build a :class:`Turn` and seal it with its digest (values are trusted JSON);
+    ``warnings`` are the parse's own, the projection's follow."""
     digest = canonical_digest(
         _snapshot(interaction_id, status, steps, calls, usage, origin, baseline, opaque)
     )
-    hosted_calls, citations = project(steps)
+    hosted_calls, citations, found = project(steps)
     return Turn(
         interaction_id=interaction_id,
         status=status,
@@ -148,6 +153,7 @@ def make_turn(
         opaque_reasons=opaque_reasons,
         hosted_calls=hosted_calls,
         citations=citations,
+        warnings=warnings + found,
     )
 
 

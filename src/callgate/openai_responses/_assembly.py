@@ -11,9 +11,9 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from .._errors import LimitExceededError, SchemaError, SequenceError, UnsupportedProviderState
-from .._fields import NONE, need
+from .._fields import need, opt
 from .._limits import Limits
-from ._hosted import PING_ORDER, check_annotation
+from ._hosted import PING_ORDER
 
 __all__ = [
     "HOSTED_ITEM_TYPES",
@@ -36,21 +36,6 @@ HOSTED_ITEM_TYPES: Final = frozenset(
 SUPPORTED_ITEM_TYPES: Final = frozenset({"message", "reasoning", "function_call"}) | (
     HOSTED_ITEM_TYPES
 )
-_HOSTED_STATUSES: Final = MappingProxyType(
-    {
-        "web_search_call": frozenset(
-            {"in_progress", "searching", "completed", "failed", "incomplete"}
-        ),
-        "file_search_call": frozenset(
-            {"in_progress", "searching", "completed", "incomplete", "failed"}
-        ),
-        "code_interpreter_call": frozenset(
-            {"in_progress", "completed", "incomplete", "interpreting", "failed"}
-        ),
-        "image_generation_call": frozenset({"in_progress", "completed", "generating", "failed"}),
-    }
-)  # fmt: skip
-_ACTIONS: Final = frozenset({"search", "open_page", "find_in_page"})
 # Part kinds allowed per (item type, channel): content parts and reasoning summary parts.
 PART_KINDS: Final = MappingProxyType(
     {
@@ -124,24 +109,37 @@ class OpenItem:
         self.phase = position
 
 
-def check_item(item: dict[str, Any], where: str) -> str:
-    """Check one output item's type and required fields; return its type.
+def check_item(item: dict[str, Any], where: str, *, partial: bool = False) -> str:
+    """Check one output item's type and the fields the gate needs; return its type.
+
+    A field is required only when the gate's decision needs it (docs/required-fields.md):
+    a ``function_call``'s ``call_id`` and ``name`` (binding), its ``arguments`` (release)
+    and a hosted item's ``status`` (a hosted tool that did not complete stops the turn's
+    calls). ``partial`` is an ``output_item.added`` item, which the API sends before it is
+    filled in: there only ``call_id`` and ``name`` are required (``arguments`` and a hosted
+    item's ``status``, ``action``... arrive by ``.done``). Every other field is kept raw;
+    the ones the parser reads are type-checked when present and non-null (``id``,
+    ``content``, ``summary``, ``role``). Hosted-tool details (``action``, ``queries``,
+    ``results``, ``outputs``) and annotations are telemetry: never checked here.
 
     Raises :class:`UnsupportedProviderState` for item types or call metadata callgate does
     not implement (unknown types, MCP, programs, custom/shell/computer tools, a
     programmatic caller, a namespaced or async function) and :class:`SchemaError` for a
-    missing or mistyped required field.
+    missing or mistyped field of the above.
     """
     kind = item.get("type")
     if type(kind) is not str:
         raise SchemaError(f"{where} has no string 'type'")
     if kind not in SUPPORTED_ITEM_TYPES:
         raise UnsupportedProviderState(f"{where} has unsupported item type {kind[:80]!r}")
+    opt(item, "id", (str,), where)
     if kind == "function_call":
-        for key in ("arguments", "call_id", "name"):
-            need(item, key, (str,), where)
-        if "id" in item:
-            need(item, "id", (str, NONE), where)
+        need(item, "call_id", (str,), where)
+        need(item, "name", (str,), where)
+        if partial:
+            opt(item, "arguments", (str,), where)
+        else:
+            need(item, "arguments", (str,), where)
         caller = item.get("caller")
         # Only a direct call is executed by the host; a program's call belongs to a
         # server-side program whose semantics callgate does not implement.
@@ -153,81 +151,16 @@ def check_item(item: dict[str, Any], where: str) -> str:
         flag = item.get("async")
         if flag is not None and flag is not False:
             raise UnsupportedProviderState(f"{where} is an asynchronous function call")
+    elif kind == "message":
+        opt(item, "content", (list,), where)
+        opt(item, "role", (str,), where)
+    elif kind == "reasoning":
+        opt(item, "summary", (list,), where)
+    elif partial:
+        opt(item, "status", (str,), where)
     else:
-        need(item, "id", (str,), where)
-        if kind == "message":
-            need(item, "content", (list,), where)
-            need(item, "role", (str,), where)
-        elif kind == "reasoning":
-            need(item, "summary", (list,), where)
-        else:
-            check_hosted_item(item, where)
-        if kind == "message":
-            _check_annotations(item, where)
+        need(item, "status", (str,), where)
     return kind
-
-
-def _check_annotations(item: dict[str, Any], where: str) -> None:
-    for n, part in enumerate(item["content"]):
-        if type(part) is dict and part.get("type") == "output_text" and "annotations" in part:
-            annotations = need(part, "annotations", (list,), f"{where} content {n}")
-            for k, annotation in enumerate(annotations):
-                check_annotation(annotation, f"{where} content {n} annotation {k}")
-
-
-def check_hosted_item(item: dict[str, Any], where: str) -> None:
-    """The required fields of one hosted item (``id`` is checked by the caller) and the
-    shapes of its results, as the SDK tool runner checks them before replay:
-    :class:`SchemaError` for a missing or mistyped field, an unknown status or action."""
-    kind = item["type"]
-    status = need(item, "status", (str,), where)
-    if status not in _HOSTED_STATUSES[kind]:
-        raise SchemaError(f"{where} has status {status[:40]!r}, not one a {kind} can have")
-    if kind == "web_search_call":
-        action = need(item, "action", (dict,), where)
-        if action.get("type") not in _ACTIONS:
-            raise SchemaError(f"{where} action has no type in {sorted(_ACTIONS)}")
-        for n, source in enumerate(_entries(action, "sources", where)):
-            if source.get("type") != "url" or type(source.get("url")) is not str:
-                raise SchemaError(f"{where} action source {n} is not {{type: url, url}}")
-    elif kind == "file_search_call":
-        queries = need(item, "queries", (list,), where)
-        if any(type(q) is not str for q in queries):
-            raise SchemaError(f"{where} 'queries' holds a non-string")
-        for n, result in enumerate(_entries(item, "results", where)):
-            _check_result(result, f"{where} result {n}")
-    elif kind == "code_interpreter_call":
-        need(item, "container_id", (str,), where)
-        if "code" in item:
-            need(item, "code", (str, NONE), where)
-        for n, output in enumerate(_entries(item, "outputs", where)):
-            key = {"logs": "logs", "image": "url"}.get(str(output.get("type")))
-            if key is None or type(output.get(key)) is not str:
-                raise SchemaError(f"{where} output {n} is not logs{{logs}} or image{{url}}")
-
-
-def _entries(obj: dict[str, Any], key: str, where: str) -> list[dict[str, Any]]:
-    """An optional, nullable list of objects (``[]`` when absent or null)."""
-    value = need(obj, key, (list, NONE), where) if key in obj else None
-    if value is None:
-        return []
-    if any(type(entry) is not dict for entry in value):
-        raise SchemaError(f"{where} {key!r} holds a non-object")
-    entries: list[dict[str, Any]] = value
-    return entries
-
-
-def _check_result(result: dict[str, Any], where: str) -> None:
-    for key in ("file_id", "filename", "text"):
-        if key in result:
-            need(result, key, (str,), where)
-    if "score" in result:
-        need(result, "score", (int, float), where)
-    attributes = need(result, "attributes", (dict, NONE), where) if "attributes" in result else None
-    if attributes is not None and any(
-        type(v) not in (str, int, float, bool) for v in attributes.values()
-    ):
-        raise SchemaError(f"{where} attributes hold a value that is no string, number or bool")
 
 
 def check_done(st: OpenItem, item: dict[str, Any], where: str) -> None:

@@ -17,13 +17,14 @@ from .._errors import (
     UsageError,
     at_boundary,
 )
+from .._feed import wire_mapping
 from .._fields import check_limits_and_baseline
 from .._json import loads_strict
 from .._limits import DEFAULT_LIMITS, Limits
 from ..contracts import CURRENT_REVISION
 from ._assembly import check_item
 from ._events import BASELINE_EVENTS, PROVIDER
-from ._hosted import check_baseline_status, check_declared, declared_tools, request_copy
+from ._hosted import check_declared, declared_tools, request_copy
 from ._turn import (
     ProviderErrorInfo,
     Turn,
@@ -39,7 +40,7 @@ _CAUGHT: Final = (CallgateError, *STRAY_ERRORS)
 
 
 def parse_response(
-    obj: Mapping[str, Any] | bytes | str,
+    obj: Any,
     *,
     limits: Limits = DEFAULT_LIMITS,
     baseline: str = CURRENT_REVISION,
@@ -50,8 +51,9 @@ def parse_response(
     ``request`` (optional) is the request body: a hosted item none of its ``tools`` can
     produce is then a :class:`~callgate.SequenceError`.
 
-    ``obj`` is the body as a mapping (validated as strict JSON and copied: later changes to
-    it do not reach the turn) or as its JSON text (``bytes`` or ``str``). Every output item
+    ``obj`` is the body as a mapping or the SDK's ``Response`` object (converted once,
+    ``to_dict(mode="json")``; either is validated as strict JSON and copied: later changes
+    to it do not reach the turn) or as its JSON text (``bytes`` or ``str``). Every output item
     passes the same checks as a streamed one, and the calls the same gate. Raises
     :class:`~callgate.ProviderError` for status ``failed``, ``incomplete`` or
     ``cancelled``, or a completed Response that carries an ``error`` or
@@ -64,10 +66,8 @@ def parse_response(
     """
     check_limits_and_baseline(limits, baseline, BASELINE_EVENTS)
     declared = declared_tools(request_copy(request))
-    if not isinstance(obj, bytes | bytearray | memoryview | str | Mapping):
-        raise UsageError(
-            f"parse_response() takes a mapping, bytes or str, not {type(obj).__name__}"
-        )
+    if not isinstance(obj, bytes | bytearray | memoryview | str):
+        obj = wire_mapping(obj, "parse_response()")
     state: dict[str, Any] = {"items": (), "response": None, "error": None}
     try:
         data: bytes | bytearray | memoryview | str
@@ -77,7 +77,10 @@ def parse_response(
             try:
                 data = canonical_bytes(dict(obj))
             except UsageError as exc:
-                raise JSONError(f"response is not a JSON value: {exc.message}") from None
+                raise JSONError(
+                    f"response is not a JSON value (pass the SDK Response itself, or its "
+                    f'to_dict(mode="json")): {exc.message}'
+                ) from None
         return _gate(loads_strict(data, limits=limits), limits, baseline, state, declared)
     except _CAUGHT as exc:
         err = at_boundary(exc, provider=PROVIDER, partial_turn=lambda: _partial(state, baseline))
@@ -113,7 +116,6 @@ def _gate(
             raise SchemaError(f"output item {index} is not an object")
         where = f"output item {index}"
         check_declared(check_item(item, where), declared, where)
-        check_baseline_status(item, baseline, where)
     items = tuple(output)
     state["items"] = items
     if status in ("failed", "incomplete", "cancelled"):

@@ -54,10 +54,13 @@ class EventSpec:
     """What one wire event type must carry and how the parser applies it.
 
     ``fields`` maps each required field (``sequence_number`` and ``type`` excepted; the
-    dispatcher checks those) to the exact JSON types it may have. ``item_types`` lists the
-    output-item types an item-scoped event may address. ``handler`` names the parser
-    method. ``part`` / ``index_field`` / ``text_field`` describe text channels (which part
-    kind, which index field, which field holds the text).
+    dispatcher checks those) to the exact JSON types it may have: only what the parser
+    needs to place the event (item, part) and to assemble what the gate decides on;
+    telemetry (``logprobs``, an annotation's index, partial images) is never required.
+    ``item_types`` lists the output-item types an item-scoped event may address.
+    ``handler`` names the parser method. ``part`` / ``index_field`` / ``text_field``
+    describe text channels (which part kind, which index field, which field holds the
+    text).
     """
 
     type: str
@@ -137,7 +140,6 @@ def _unsupported(type_: str, fields: Fields) -> EventSpec:
 
 _CI = (("content_index", INT),)
 _CMD = (("command_index", INT),)
-_LOGPROBS = (("logprobs", LIST),)
 
 _CURRENT: list[EventSpec] = [
     EventSpec("error", Kind.ERROR, "error"),  # flat or nested shape: the handler checks it
@@ -177,7 +179,7 @@ _CURRENT: list[EventSpec] = [
         "response.output_text.delta",
         "text_delta",
         "message",
-        (*_CI, ("delta", STR), *_LOGPROBS),
+        (*_CI, ("delta", STR)),
         part="output_text",
         index_field="content_index",
         text_field="delta",
@@ -186,7 +188,7 @@ _CURRENT: list[EventSpec] = [
         "response.output_text.done",
         "text_done",
         "message",
-        (*_CI, ("text", STR), *_LOGPROBS),
+        (*_CI, ("text", STR)),
         part="output_text",
         index_field="content_index",
         text_field="text",
@@ -195,7 +197,7 @@ _CURRENT: list[EventSpec] = [
         "response.output_text.annotation.added",
         "annotation",
         "message",
-        (*_CI, ("annotation_index", INT)),
+        _CI,
         part="output_text",
         index_field="content_index",
     ),
@@ -239,12 +241,7 @@ _CURRENT: list[EventSpec] = [
         (("code", STR),),
     ),
     *_status_pings("image_generation_call", "in_progress generating completed"),
-    _item(
-        "response.image_generation_call.partial_image",
-        "ping",
-        "image_generation_call",
-        (("partial_image_b64", STR), ("partial_image_index", INT)),
-    ),
+    _item("response.image_generation_call.partial_image", "ping", "image_generation_call"),
     # Known, decoded, and refused: each could change what runs (server-side MCP calls and
     # approvals, shell commands, free-form custom tool input, context compaction).
     _unsupported("response.custom_tool_call_input.delta", (*_ITEM_FIELDS, ("delta", STR))),

@@ -34,7 +34,6 @@ from ._events import EventSpec
 from ._hosted import (
     PING_ORDER,
     add_annotation,
-    check_baseline_status,
     check_declared,
     check_streamed_annotations,
     declared_tools,
@@ -74,6 +73,7 @@ class Handlers:
         "_response_id",
         "_status",
         "_terminal",
+        "_warnings",
     )
 
     def __init__(
@@ -92,6 +92,7 @@ class Handlers:
         self._error_info: ProviderErrorInfo | None = None
         self._final_items: tuple[dict[str, Any], ...] | None = None
         self._calls: tuple[FunctionCall, ...] = ()
+        self._warnings: list[str] = []  # telemetry the stream got wrong (annotations)
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -144,21 +145,16 @@ class Handlers:
         self._final_items = final_items
 
     def _on_error(self, obj: dict[str, Any], spec: EventSpec) -> None:
+        # Flat or nested: the event refuses the turn whatever its details hold.
         nested = obj.get("error")
-        if nested is not None:
-            if type(nested) is not dict:
-                raise SchemaError("error event 'error' is not an object")
-            self._error_info = error_info("error_event", nested, obj)
-        else:
-            self._error_info = error_info("error_event", obj, obj)
+        self._error_info = error_info("error_event", nested if type(nested) is dict else obj, obj)
 
     def refuse_error(self, obj: dict[str, Any], spec: EventSpec) -> NoReturn:
         """A non-error event that carries a truthy top-level ``error``: the SDK raises
         ``APIError`` on it, so the turn fails closed (:class:`ProviderError`)."""
         nested = obj["error"]
-        if type(nested) is not dict:
-            raise SchemaError(f"{spec.type} field 'error' has type {type(nested).__name__}")
-        self._error_info = info = error_info("error_field", nested, obj)
+        details = nested if type(nested) is dict else {}
+        self._error_info = info = error_info("error_field", details, obj)
         raise provider_error(info, f"{spec.type} carries an error")
 
     # -- items -----------------------------------------------------------------------
@@ -172,7 +168,7 @@ class Handlers:
             raise SequenceError(f"output_index {index} was added twice")
         limits = self._limits
         room_for_one_more(len(self._items), limits, "output items")
-        kind = check_item(item, f"output item {index}")
+        kind = check_item(item, f"output item {index}", partial=True)
         check_declared(kind, self._declared, f"output item {index}")
         if kind == "function_call":
             self._n_calls += 1
@@ -192,7 +188,6 @@ class Handlers:
             state = "done twice" if index in self._items else "done before it was added"
             raise SequenceError(f"output_index {index} {state}")
         check_done(st, item, f"output item {index}")
-        check_baseline_status(item, self._baseline, f"output item {index}")
         st.done = item
 
     def _item_for(self, obj: dict[str, Any], spec: EventSpec) -> OpenItem:
@@ -340,7 +335,9 @@ class Handlers:
         if obj["part"].get(field) != part.text:
             raise SequenceError(f"{spec.type} text differs from the streamed text")
         if part.annotations:
-            check_streamed_annotations(part.annotations, obj["part"].get("annotations"))
+            check_streamed_annotations(
+                part.annotations, obj["part"].get("annotations"), self._warnings
+            )
         part.closed = True
 
     def _on_text_delta(self, obj: dict[str, Any], spec: EventSpec) -> None:
@@ -363,7 +360,12 @@ class Handlers:
         part.frags = []
 
     def _on_annotation(self, obj: dict[str, Any], spec: EventSpec) -> None:
-        add_annotation(self._part_for(obj, spec).annotations, obj, self._limits)
+        try:
+            part = self._part_for(obj, spec)
+        except SequenceError as exc:  # citation bookkeeping never refuses the turn
+            self._warnings.append(f"{spec.type} ignored: {exc.message}")
+            return
+        add_annotation(part.annotations, obj, self._limits, self._warnings)
 
     # -- the turn --------------------------------------------------------------------
 
@@ -380,6 +382,7 @@ class Handlers:
                 response=self._response,
                 error=self._error_info,
                 baseline=self._baseline,
+                warnings=tuple(self._warnings),
             )
         except Exception:  # the partial turn is best effort; the real error matters
             return None
@@ -410,4 +413,5 @@ class Handlers:
             response=self._response,
             error=None,
             baseline=self._baseline,
+            warnings=tuple(self._warnings),
         )

@@ -11,7 +11,9 @@ Citations are the ``annotations`` of ``output_text`` parts (§9.4). ``start``/``
 the provider's ``start_index``/``end_index`` for the span kinds (``url_citation``,
 ``container_file_citation``); a ``file_citation`` gives one insertion ``index`` (``start``,
 with ``end`` ``None``); a ``file_path``'s ``index`` is a position in a file list, not in the
-text, so both are ``None`` (it stays in ``raw``).
+text, so both are ``None`` (it stays in ``raw``). Hosted-tool details (a search's
+``action``, results, outputs) and citations are telemetry: nothing about them refuses a
+turn; a citation the projection cannot read fully is a ``turn.warnings`` entry.
 
 The writer side (used by :mod:`._render`, the mock's seam) lives here too, beside the
 reader: a hosted item is scripted as the item it is when done; the stream shows it added in
@@ -32,10 +34,8 @@ from typing import Any, Final
 from .._errors import (
     SchemaError,
     SequenceError,
-    UnsupportedProviderState,
     UsageError,
 )
-from .._fields import need
 from .._hosted import Citation, HostedCall
 from .._json import json_copy
 from .._limits import Limits, room_for_one_more
@@ -49,8 +49,7 @@ __all__ = [
     "Splitter",
     "add_annotation",
     "added_hosted",
-    "check_annotation",
-    "check_baseline_status",
+    "annotation_problem",
     "check_declared",
     "check_not_stopped",
     "check_streamed_annotations",
@@ -88,7 +87,8 @@ PING_ORDER: Final = MappingProxyType(
 )
 _STR = (str,)
 _INT = (int,)
-# Every field of each annotation shape is required (response_output_text.py, 3.57.0).
+# The fields of each annotation shape (all required in response_output_text.py, 3.57.0):
+# one lacking is a warning on the turn, never a refusal (citations are telemetry).
 ANNOTATION_FIELDS: Final = MappingProxyType(
     {
         "url_citation": (
@@ -104,19 +104,21 @@ ANNOTATION_FIELDS: Final = MappingProxyType(
 )  # fmt: skip
 
 
-def check_annotation(annotation: Any, where: str) -> None:
-    """One ``output_text`` annotation: a known kind with every required field typed
-    (:class:`UnsupportedProviderState` for another kind, :class:`SchemaError` else)."""
+def annotation_problem(annotation: Any, where: str) -> str | None:
+    """What is wrong with one ``output_text`` annotation as a citation, or ``None``.
+
+    Annotations are telemetry: a problem is a warning on the turn, never a refusal. An
+    annotation type callgate does not know is no problem (it is projected with no source
+    and no offsets); a known type lacking a field, or holding one of another type, is."""
     if type(annotation) is not dict:
-        raise SchemaError(f"{where} is not an object")
+        return f"{where} is not an object"
     kind = annotation.get("type")
     if type(kind) is not str:
-        raise SchemaError(f"{where} has no string 'type'")
-    fields = ANNOTATION_FIELDS.get(kind)
-    if fields is None:
-        raise UnsupportedProviderState(f"{where} has unsupported annotation type {kind[:80]!r}")
-    for key, kinds in fields:
-        need(annotation, key, kinds, where)
+        return f"{where} has no string 'type'"
+    for key, kinds in ANNOTATION_FIELDS.get(kind, ()):
+        if type(annotation.get(key)) not in kinds:
+            return f"{where} ({kind}) lacks a {kinds[0].__name__} {key!r}"
+    return None
 
 
 def declared_tools(request: Mapping[str, Any] | None) -> frozenset[str] | None:
@@ -135,21 +137,6 @@ def declared_tools(request: Mapping[str, Any] | None) -> frozenset[str] | None:
             raise SchemaError("request tool has no string 'type'")
         found.add(kind)
     return frozenset(found)
-
-
-# Hosted statuses a baseline's SDK does not have (openai 2.46.0: no incomplete web search).
-_NOT_IN_BASELINE: Final = MappingProxyType(
-    {("2026-07-21", "web_search_call"): frozenset({"incomplete"})}
-)
-
-
-def check_baseline_status(item: Mapping[str, Any], baseline: str, where: str) -> None:
-    """A hosted status the baseline's SDK does not know: :class:`UnsupportedProviderState`."""
-    if item.get("status") in _NOT_IN_BASELINE.get((baseline, str(item.get("type"))), ()):
-        raise UnsupportedProviderState(
-            f"{where}: a {item['type']} with status {item['status']!r} is not in contract "
-            f"revision {baseline}"
-        )
 
 
 def check_declared(kind: str, declared: frozenset[str] | None, where: str) -> None:
@@ -190,37 +177,47 @@ def request_copy(request: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return copied
 
 
-def add_annotation(streamed: list[Any], obj: dict[str, Any], limits: Limits) -> None:
-    """Apply one ``output_text.annotation.added`` to its part's ``streamed`` list: indexes
-    come 0, 1, 2... (:class:`SequenceError`), bounded by ``max_items_per_turn``."""
+def add_annotation(
+    streamed: list[Any], obj: dict[str, Any], limits: Limits, warnings: list[str]
+) -> None:
+    """Apply one ``output_text.annotation.added`` to its part's ``streamed`` list, bounded
+    by ``max_items_per_turn``. Citation bookkeeping never refuses a turn: an annotation
+    that is no citation, or an ``annotation_index`` other than the next one, is a warning
+    (the done part's ``annotations`` are what the turn keeps)."""
     annotation = obj.get("annotation")
     if annotation is not None:  # nullable in openai 3.57.0 (untyped in 2.46.0)
-        check_annotation(annotation, "output_text.annotation.added 'annotation'")
-    if obj["annotation_index"] != len(streamed):
-        raise SequenceError(
-            f"annotation_index {obj['annotation_index']} where {len(streamed)} was next"
-        )
+        problem = annotation_problem(annotation, "output_text.annotation.added 'annotation'")
+        if problem is not None:
+            warnings.append(problem)
+    index = obj.get("annotation_index")
+    if index != len(streamed) or type(index) is not int:
+        warnings.append(f"annotation_index {index!r} where {len(streamed)} was next")
     room_for_one_more(len(streamed), limits, "annotations in one part")
     streamed.append(annotation)
 
 
-def check_streamed_annotations(streamed: list[Any], final: Any) -> None:
+def check_streamed_annotations(streamed: list[Any], final: Any, warnings: list[str]) -> None:
     """The annotations streamed by ``annotation.added`` are the part's, in order (a null
-    one, allowed by the 3.57.0 model, only holds its place)."""
-    if type(final) is not list or len(final) != len(streamed):
-        raise SequenceError("content_part.done annotations differ from the streamed ones")
-    for given, done in zip(streamed, final, strict=True):
-        if given is not None and given != done:
-            raise SequenceError("content_part.done annotations differ from the streamed ones")
+    one, allowed by the 3.57.0 model, only holds its place); a difference is a warning."""
+    same = type(final) is list and len(final) == len(streamed)
+    if same:
+        same = all(
+            given is None or given == done for given, done in zip(streamed, final, strict=True)
+        )
+    if not same:
+        warnings.append("content_part.done annotations differ from the streamed ones")
 
 
 def project(
     items: tuple[dict[str, Any], ...],
-) -> tuple[tuple[HostedCall, ...], tuple[Citation, ...]]:
-    """``(hosted_calls, citations)`` of a turn's raw output items, in wire order."""
+) -> tuple[tuple[HostedCall, ...], tuple[Citation, ...], tuple[str, ...]]:
+    """``(hosted_calls, citations, warnings)`` of a turn's raw output items, in wire order.
+    Never raises: an annotation that is no citation is skipped with a warning, a known
+    one lacking a field is projected with ``None`` there and a warning."""
     calls: list[HostedCall] = []
     citations: list[Citation] = []
-    for item in items:
+    warnings: list[str] = []
+    for index, item in enumerate(items):
         kind = item.get("type")
         if kind in PRODUCERS:
             item_id, status = item.get("id"), item.get("status")
@@ -232,17 +229,26 @@ def project(
                     raw=item,
                 )
             )
-        elif kind == "message":
-            for part in item.get("content") or ():
-                if type(part) is dict and part.get("type") == "output_text":
-                    citations.extend(_citation(a) for a in part.get("annotations") or ())
-    return tuple(calls), tuple(citations)
+        elif kind == "message" and type(item.get("content")) is list:
+            for n, part in enumerate(item["content"]):
+                if type(part) is not dict or part.get("type") != "output_text":
+                    continue
+                annotations = part.get("annotations")
+                where = f"output item {index} content {n}"
+                if annotations is not None and type(annotations) is not list:
+                    warnings.append(f"{where} 'annotations' is not a list")
+                    continue
+                for k, annotation in enumerate(annotations or ()):
+                    problem = annotation_problem(annotation, f"{where} annotation {k}")
+                    if problem is not None:
+                        warnings.append(problem)
+                    if type(annotation) is dict and type(annotation.get("type")) is str:
+                        citations.append(_citation(annotation))
+    return tuple(calls), tuple(citations), tuple(warnings)
 
 
-def _citation(annotation: Any) -> Citation:
-    if type(annotation) is not dict:  # pragma: no cover - the item checks refused it
-        raise SchemaError("annotation is not an object")
-    kind = annotation.get("type")
+def _citation(annotation: dict[str, Any]) -> Citation:
+    kind = annotation["type"]
     source = annotation.get("url") if kind == "url_citation" else annotation.get("file_id")
     if kind == "file_citation":
         start, end = annotation.get("index"), None
@@ -251,7 +257,7 @@ def _citation(annotation: Any) -> Citation:
     else:
         start, end = annotation.get("start_index"), annotation.get("end_index")
     return Citation(
-        kind=str(kind),
+        kind=kind,
         source=source if type(source) is str else None,
         start=start if type(start) is int else None,
         end=end if type(end) is int else None,

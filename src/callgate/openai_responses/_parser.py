@@ -26,6 +26,7 @@ from .._errors import (
     UsageError,
     at_boundary,
 )
+from .._feed import wire_mapping
 from .._fields import check_limits_and_baseline
 from .._json import loads_strict
 from .._limits import DEFAULT_LIMITS, Limits
@@ -41,7 +42,7 @@ __all__ = ["Parser", "parse_stream"]
 
 _DONE_MARKER: Final = "[DONE]"
 _CAUGHT: Final = (CallgateError, *STRAY_ERRORS)
-_SDK_HINT: Final = 'pass an SDK event as event.to_dict(mode="json")'
+_SDK_HINT: Final = 'pass the SDK event itself, or its to_dict(mode="json")'
 _Handler = Callable[[dict[str, Any], EventSpec], None]
 _Plan = tuple[tuple[State, str, EventSpec, str, Fields, State], ...]
 
@@ -70,7 +71,8 @@ class Parser:
     """Incremental, sans-IO parser of one OpenAI Responses stream.
 
     Feed raw SSE bytes with :meth:`feed_bytes` (any chunking) or decoded wire objects with
-    :meth:`feed_event` (an SDK event's ``to_dict(mode="json")``), then call :meth:`finish`;
+    :meth:`feed_event` (mappings, or the SDK's event objects as they are), then call
+    :meth:`finish`;
     one parser takes one of the two (mixing them is a :class:`~callgate.UsageError` that
     leaves the parser usable in its first mode). ``baseline`` is a contract revision from
     :data:`callgate.contracts.REVISIONS`. ``request`` (optional) is the request body that
@@ -155,15 +157,17 @@ class Parser:
             err = self._fail(exc)
             raise err from (None if err is exc else exc)
 
-    def feed_event(self, obj: Mapping[str, Any]) -> None:
-        """Feed one decoded wire event object. It is validated as strict JSON and copied,
-        so later changes to ``obj`` do not reach the parser. Raises like
-        :meth:`feed_bytes` (a non-JSON value inside it is a :class:`~callgate.JSONError`);
-        a non-mapping ``obj``, or a parser fed with :meth:`feed_bytes`, is a
-        :class:`~callgate.UsageError` and leaves the parser usable."""
+    def feed_event(self, obj: Any) -> None:
+        """Feed one decoded wire event: a mapping, or an SDK event object as it is
+        (converted once, ``to_dict(mode="json")``). It is validated as strict JSON and
+        copied, so later changes to ``obj`` do not reach the parser. Raises like
+        :meth:`feed_bytes` (a non-JSON value inside a mapping is a
+        :class:`~callgate.JSONError`); any other ``obj``, or a parser fed with
+        :meth:`feed_bytes`, is a :class:`~callgate.UsageError` and leaves the parser
+        usable."""
         self._check_usable()
-        if not isinstance(obj, Mapping):
-            raise UsageError(f"feed_event() takes a mapping, not {type(obj).__name__}")
+        if type(obj) is not dict:
+            obj = wire_mapping(obj, "feed_event()")
         self._check_mode("event")
         try:
             try:

@@ -29,8 +29,6 @@ __all__ = [
     "turn_digest",
 ]
 
-_OPT_STR = (str, type(None))
-
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class FunctionCall:
@@ -90,6 +88,8 @@ class Turn:
 
     ``hosted_calls``/``citations``: the hosted-tool projection (:class:`callgate.HostedCall`,
     :class:`callgate.Citation`), derived from the raw output; never executable.
+    ``warnings``: what the parser found inconsistent in telemetry it does not gate on
+    (citations, streamed annotations), one short string each; derived, not digested.
     """
 
     response_id: str | None
@@ -105,6 +105,7 @@ class Turn:
     digest: str
     hosted_calls: tuple[HostedCall, ...] = ()
     citations: tuple[Citation, ...] = ()
+    warnings: tuple[str, ...] = ()
 
 
 def _snapshot_digest(
@@ -161,10 +162,12 @@ def make_turn(
     response: dict[str, Any] | None,
     error: ProviderErrorInfo | None,
     baseline: str,
+    warnings: tuple[str, ...] = (),
 ) -> Turn:
-    """Freeze a turn and seal it with its digest (values are trusted JSON)."""
+    """Freeze a turn and seal it with its digest (values are trusted JSON); ``warnings``
+    are the stream's own, the projection's follow."""
     usage = response.get("usage") if response is not None else None
-    hosted_calls, citations = project(items)
+    hosted_calls, citations, found = project(items)
     return Turn(
         response_id=response_id,
         status=status,
@@ -179,6 +182,7 @@ def make_turn(
         digest=_snapshot_digest(response_id, status, items, calls),
         hosted_calls=hosted_calls,
         citations=citations,
+        warnings=warnings + found,
     )
 
 
@@ -186,16 +190,13 @@ def make_turn(
 
 
 def error_info(source: str, raw: dict[str, Any], event: dict[str, Any] | None) -> ProviderErrorInfo:
-    """An error object's ``type``/``code``/``message``/``param`` (each a string or null:
-    :class:`SchemaError` otherwise). An ``error`` event needs its ``message``."""
+    """An error object's ``type``/``code``/``message``/``param``: each kept when a string,
+    ``None`` otherwise (the error itself is what refuses the turn; its details are not
+    required)."""
     fields = {}
     for key in ("type", "code", "message", "param"):
         value = raw.get(key)
-        if type(value) not in _OPT_STR:
-            raise SchemaError(f"{source} field {key!r} is not a string")
-        fields[key] = value
-    if source == "error_event" and fields["message"] is None:
-        raise SchemaError("error event lacks a string 'message'")
+        fields[key] = value if type(value) is str else None
     return ProviderErrorInfo(
         source=source,
         type=fields["type"],
