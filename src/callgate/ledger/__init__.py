@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ._decisions import DEFAULT_PENDING, Approval
 from ._leases import LeaseKeeper
 from ._ledger import UNKNOWN_OUTCOME, FaultHook, Ledger
 from ._model import (
@@ -38,25 +39,39 @@ from ._model import (
     TurnInput,
     iso_utc,
 )
-from ._operator import DEFAULT_PENDING
 from ._outbox import LocalTx, OutboxMessage
 from ._schema import SCHEMA_VERSION, migrate
 from ._store import open_store
-from ._transitions import TRANSITIONS, is_legal_trail
+from ._transitions import (
+    OUTBOX_TRANSITIONS,
+    REQUEST_IN_DOUBT,
+    REQUEST_TRANSITIONS,
+    TRANSITIONS,
+    EffectEvent,
+    OutboxEvent,
+    OutboxState,
+    RequestEvent,
+    is_legal_trail,
+)
 from ._waits import waits_for
 
 __all__ = [
     "DEFAULT_PENDING",
+    "OUTBOX_TRANSITIONS",
+    "REQUEST_IN_DOUBT",
+    "REQUEST_TRANSITIONS",
     "SCHEMA_VERSION",
     "TRANSITIONS",
     "UNKNOWN_OUTCOME",
     "Applied",
+    "Approval",
     "ApprovalError",
     "AuditEvent",
     "CallInput",
     "Claim",
     "ConflictError",
     "EffectClass",
+    "EffectEvent",
     "EffectFailed",
     "EffectRecord",
     "EffectState",
@@ -68,8 +83,11 @@ __all__ = [
     "LedgerError",
     "LocalTx",
     "NotApplied",
+    "OutboxEvent",
     "OutboxMessage",
+    "OutboxState",
     "RecoveryReport",
+    "RequestEvent",
     "RequestRecord",
     "RequestState",
     "RunBusyError",
