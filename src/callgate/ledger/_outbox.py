@@ -18,7 +18,7 @@ from ._attempts import settle, settle_tx
 from ._model import Claim, EffectFailed, EffectRecord, FencedError, Tool, ToolContext
 from ._rows import OutboxMessage, RawSQL, dump, model_output, one_effect, result_json
 from ._store import Row, Store, Tx
-from ._transitions import OUTBOX, EffectEvent, OutboxEvent, move, move_where
+from ._transitions import OUTBOX, EffectEvent, OutboxEvent, OutboxState, move_row, move_where
 
 __all__ = ["LocalTx", "OutboxMessage", "relay", "run_local"]
 
@@ -154,9 +154,11 @@ def _mark(store: Store, message: OutboxMessage, worker_id: str, event: OutboxEve
         "sent_at": RawSQL("{now}") if event is OutboxEvent.SEND else None,
     }
     with store.transaction() as tx:
-        move(
+        move_row(
             tx,
-            message,
+            OUTBOX,
+            message.outbox_id,
+            OutboxState.SENDING,  # a message exists only while its row is sending
             event,
             sets=sets,
             fence={"lease_owner": worker_id, "attempts": message.attempt},

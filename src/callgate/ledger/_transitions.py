@@ -30,7 +30,6 @@ from ._rows import (
     EFFECT_COLUMNS,
     OUTBOX_COLUMNS,
     REQUEST_COLUMNS,
-    OutboxMessage,
     RawSQL,
     audit,
     effect_from_row,
@@ -54,12 +53,13 @@ __all__ = [
     "RequestEvent",
     "is_legal_trail",
     "move",
+    "move_row",
     "move_where",
     "next_state",
 ]
 
 S = EffectState
-Rec = TypeVar("Rec", EffectRecord, RequestRecord, OutboxMessage)
+Rec = TypeVar("Rec", EffectRecord, RequestRecord)
 
 
 class EffectEvent(enum.StrEnum):
@@ -328,14 +328,10 @@ def _update(
     )
 
 
-def _state_of(record: Any) -> tuple[Machine, Any, str]:
+def _state_of(record: EffectRecord | RequestRecord) -> tuple[Machine, Any, str]:
     if isinstance(record, EffectRecord):
         return EFFECTS, record.state, record.effect_id
-    if isinstance(record, RequestRecord):
-        return REQUESTS, record.state, record.request_id
-    if isinstance(record, OutboxMessage):  # a message exists only under a relay's lease
-        return OUTBOX, OutboxState.SENDING, record.outbox_id
-    raise TypeError(f"no state machine for {type(record).__name__}")
+    return REQUESTS, record.state, record.request_id
 
 
 def move(
@@ -354,13 +350,32 @@ def move(
     ``record`` (and ``fence``) says; raises :class:`ConflictError` if the table has no such
     move."""
     machine, source, key = _state_of(record)
+    moved: Rec | None = move_row(
+        tx, machine, key, source, event, actor=actor, sets=sets, fence=fence, detail=detail
+    )
+    return moved
+
+
+def move_row(
+    tx: Tx,
+    machine: Machine,
+    key: str,
+    source: Any,
+    event: Any,
+    *,
+    actor: str = "ledger",
+    sets: Mapping[str, Any] | None = None,
+    fence: Mapping[str, Any] | None = None,
+    detail: Any = None,
+) -> Any:
+    """:func:`move` for a row named by its key and the state it is believed to be in (an
+    :class:`OutboxMessage` carries no state: it exists only while its row is ``sending``)."""
     target = machine.step(source, event, key)
     row = _update(tx, machine, key, source, target, sets, fence)
     if row is None:
         return None
     _audit(tx, machine, row, source, target, event, actor, detail)
-    moved: Rec = machine.from_row(row)
-    return moved
+    return machine.from_row(row)
 
 
 def move_where(
