@@ -30,6 +30,10 @@ def tool_digest(tool: Tool | None, name: str) -> str:
     return canonical_digest(definition)
 
 
+_NEXT_EPOCH = RawSQL("epoch + 1")
+_NEXT_ATTEMPT = RawSQL("attempt + 1")
+
+
 class _NoApproval(Exception):  # noqa: N818 - private control flow: roll the claim back
     def __init__(self, effect: EffectRecord) -> None:
         self.effect = effect
@@ -73,8 +77,8 @@ def _claims(
         params,
         actor=worker_id,
         sets={
-            "epoch": RawSQL("epoch + 1"),
-            "attempt": RawSQL("attempt + 1"),
+            "epoch": _NEXT_EPOCH,
+            "attempt": _NEXT_ATTEMPT,
             "lease_owner": worker_id,
             "lease_until": RawSQL("{now} + ?", (lease_seconds,)),
         },

@@ -23,7 +23,7 @@ from ._model import (
 )
 from ._rows import audit, dump, result_json, select_effects
 from ._store import Tx
-from ._transitions import EFFECTS, EffectEvent, RequestEvent, move
+from ._transitions import EFFECTS, REQUESTS, EffectEvent, RequestEvent, move, move_row
 
 UNKNOWN_OUTCOME = "outcome unknown; do not retry this call"
 
@@ -193,7 +193,17 @@ def record_turn(
         )
     # The request moves first: its table refuses a request that is no longer open.
     sets = {"provider_turn_id": turn.provider_turn_id}
-    if move(tx, req, RequestEvent.PERSIST_TURN, sets=sets, detail=sets) is None:
+    persisted = move_row(
+        tx,
+        REQUESTS,
+        req.request_id,
+        req.state,
+        RequestEvent.PERSIST_TURN,
+        sets=sets,
+        detail=sets,
+        read=False,  # the caller needs no request record back
+    )
+    if persisted is None:
         raise ConflictError(f"request {req.request_id!r} changed meanwhile")
     row = tx.one(
         "SELECT COALESCE(MAX(turn_seq), 0) FROM ledger_turns WHERE scope = ? AND run_id = ?",
