@@ -1,5 +1,6 @@
 """The ledger's three state machines, each one table ``(state, event) -> state``, and the
-one function that writes a state: :func:`move`.
+one way a state is written: :func:`move` (:func:`move_row` for a row named by its key,
+:func:`move_where` for the rows a WHERE clause picks).
 
 - **effects** (one per released call): ``proposed`` ... ``delivered``; R2 and R3 of
   docs/ledger.md are rows of this table;
@@ -15,6 +16,8 @@ record that moved on meanwhile gives None, nothing is written) and, for effects 
 requests, appends the audit row, all in the caller's transaction. :func:`move_where` does
 the same for the rows a WHERE clause picks: the claims (``claim_next`` picks its row in a
 subquery; ``record_turn(claim_as=)`` claims a whole turn) and the outbox relay's lease.
+Inserting a record (its machine's ``start`` event) and extending a lease (no state
+changes) are the only other writes to these tables.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from ._rows import (
     OUTBOX_COLUMNS,
     REQUEST_COLUMNS,
     RawSQL,
-    audit,
+    dump,
     effect_from_row,
     outbox_from_row,
     request_from_row,
@@ -176,9 +179,10 @@ OUTBOX_TRANSITIONS: dict[tuple[OutboxState, OutboxEvent], OutboxState] = {
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Machine:
-    """One table and how its records are stored: the SQL table, its key column, what an
-    UPDATE also sets, the columns a record is read from, and (when audited) which
-    ``ledger_events`` columns a moved row fills: (scope, run, effect, request, epoch)."""
+    """One table and how its records are stored: the SQL table, its key column (the first
+    of ``columns``), what an UPDATE also sets, the columns a record is read from, and
+    (when audited) what a moved row gives its ``ledger_events`` row: scope, run, effect,
+    request, epoch."""
 
     name: str
     start: Mapping[Any, Any]
@@ -188,7 +192,7 @@ class Machine:
     also: str
     columns: str
     from_row: Callable[[Row], Any]
-    trail: Callable[[Row], tuple[str, str, str | None, str | None, int | None]] | None
+    trail: str | None
 
     def step(self, state: Any, event: Any, key: str | None = None) -> Any:
         """The state ``event`` leads to from ``state``; :class:`ConflictError` if none."""
@@ -212,7 +216,7 @@ EFFECTS = Machine(
     also=", version = version + 1, updated_at = {now}",
     columns=EFFECT_COLUMNS,
     from_row=effect_from_row,
-    trail=lambda row: (row[19], row[1], row[0], None, int(row[13])),
+    trail="scope, run_id, effect_id, NULL, epoch",
 )
 REQUESTS = Machine(
     name="request",
@@ -221,9 +225,9 @@ REQUESTS = Machine(
     table="ledger_requests",
     key="request_id",
     also=", updated_at = {now}",
-    columns=REQUEST_COLUMNS + ", scope",
+    columns=REQUEST_COLUMNS,
     from_row=request_from_row,
-    trail=lambda row: (row[10], row[1], None, row[0], None),
+    trail="scope, run_id, NULL, request_id, NULL",
 )
 # Outbox rows keep no audit trail: their attempts counter and lease say what happened.
 OUTBOX = Machine(
@@ -292,28 +296,21 @@ def _assign(sets: Mapping[str, Any] | None) -> tuple[str, list[Any]]:
 def _audit(
     tx: Tx,
     machine: Machine,
-    row: Row,
+    key: str,
     source: Any,
     target: Any,
     event: Any,
     actor: str,
     detail: Any,
 ) -> None:
+    """The audit row of one move, its keys read from the moved row by the database."""
     if machine.trail is None:
         return
-    scope, run_id, effect_id, request_id, epoch = machine.trail(row)
-    audit(
-        tx,
-        scope=scope,
-        run_id=run_id,
-        effect_id=effect_id,
-        request_id=request_id,
-        from_state=str(source),
-        to_state=str(target),
-        event=str(event),
-        actor=actor,
-        epoch=epoch,
-        detail=detail,
+    tx.run(
+        "INSERT INTO ledger_events (scope, run_id, effect_id, request_id, epoch, from_state, "  # noqa: S608
+        f"to_state, event, actor, detail, at) SELECT {machine.trail}, ?, ?, ?, ?, ?, {{now}} "
+        f"FROM {machine.table} WHERE {machine.key} = ?",
+        (str(source), str(target), str(event), actor, dump(detail), key),
     )
 
 
@@ -325,8 +322,10 @@ def _update(
     target: Any,
     sets: Mapping[str, Any] | None,
     fence: Mapping[str, Any] | None,
-) -> Row | None:
-    """The compare-and-set UPDATE of one move; the moved row, or None if nothing matched."""
+    read: bool,
+) -> Row | bool:
+    """The compare-and-set UPDATE of one move: the moved row (``read``), True, or False if
+    nothing matched."""
     assignments, values = _assign(sets)
     fenced = dict(fence or {})
     guard = "".join(f" AND {column} = ?" for column in fenced)
@@ -336,12 +335,16 @@ def _update(
     )
     params = [str(target), *values, key, str(source), *fenced.values()]
     if tx.dialect != "sqlite":  # one round trip
-        return tx.one(f"{update} RETURNING {machine.columns}", params)
-    # SQLite (3.40, Python's sqlite3): an UPDATE and a SELECT by key cost less CPU than
-    # UPDATE ... RETURNING (bench/RESULTS.md, "the ledger's tables").
+        returned = tx.one(f"{update} RETURNING {machine.columns if read else machine.key}", params)
+        return False if returned is None else (returned if read else True)
+    # SQLite (3.40, Python's sqlite3): an UPDATE, then a SELECT by key when the record is
+    # wanted, costs less CPU than UPDATE ... RETURNING (bench/RESULTS.md).
     if not tx.run(update, params):
-        return None
-    return tx.one(f"SELECT {machine.columns} FROM {machine.table} WHERE {machine.key} = ?", (key,))  # noqa: S608
+        return False
+    if not read:
+        return True
+    found = tx.one(f"SELECT {machine.columns} FROM {machine.table} WHERE {machine.key} = ?", (key,))  # noqa: S608
+    return False if found is None else found
 
 
 def _state_of(record: EffectRecord | RequestRecord) -> tuple[Machine, Any, str]:
@@ -389,11 +392,11 @@ def move_row(
     :class:`OutboxMessage` carries no state: it exists only while its row is ``sending``).
     With ``read=False`` a move returns True instead of the record (nothing is parsed)."""
     target = machine.step(source, event, key)
-    row = _update(tx, machine, key, source, target, sets, fence)
-    if row is None:
+    row = _update(tx, machine, key, source, target, sets, fence, read)
+    if row is False:
         return None
-    _audit(tx, machine, row, source, target, event, actor, detail)
-    return machine.from_row(row) if read else True
+    _audit(tx, machine, key, source, target, event, actor, detail)
+    return True if isinstance(row, bool) else machine.from_row(row)
 
 
 def move_where(
@@ -424,9 +427,8 @@ def move_where(
     moved = []
     for row in rows:
         record = machine.from_row(row)
-        _audit(
-            tx, machine, row, sources[0], target, event, actor, detail(record) if detail else None
-        )
+        note = detail(record) if detail else None
+        _audit(tx, machine, row[0], sources[0], target, event, actor, note)
         moved.append(record)
     return moved
 
