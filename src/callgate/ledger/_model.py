@@ -30,6 +30,7 @@ __all__ = [
     "Inconclusive",
     "LeaseLostError",
     "LedgerError",
+    "LedgerOpenError",
     "NotApplied",
     "RecoveryReport",
     "RequestRecord",
@@ -53,6 +54,18 @@ def iso_utc(seconds: float) -> str:
 
 class LedgerError(CallgateError):
     """A ledger operation was refused (the ledger itself stays usable)."""
+
+
+class LedgerOpenError(LedgerError):
+    """No ledger could be opened at the URL: the file or the PostgreSQL schema does not
+    exist (and ``create=False``), it holds no ledger, it is not a database, or the server
+    refused the connection. ``database`` is the URL with its password masked; the message
+    names it and the cause, on one line."""
+
+    def __init__(self, database: str, cause: str) -> None:
+        super().__init__(f"{database}: {cause}")
+        self.database = database
+        self.cause = cause
 
 
 class SchemaVersionError(LedgerError):
