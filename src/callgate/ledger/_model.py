@@ -215,7 +215,9 @@ class ToolContext:
 class Tool:
     """A tool registered on the ledger. ``run(arguments, ctx)`` returns the output (a str or
     a JSON value); ``verify(arguments, ctx)`` returns Applied / NotApplied / Inconclusive.
-    ``business_key(arguments)`` names the intent for duplicate detection across turns."""
+    ``business_key(arguments)`` names the intent for duplicate detection across turns: a
+    str; when it raises or returns anything else, that call gets an error result (it is
+    not run) and the run goes on. Raises :class:`UsageError` when a callable is not one."""
 
     name: str
     run: Callable[[Any, ToolContext], Any]
@@ -242,6 +244,15 @@ class Tool:
             raise UsageError("Tool.effect must be an EffectClass")
         if effect is EffectClass.VERIFIABLE and verify is None:
             raise UsageError(f"tool {name!r} is VERIFIABLE but has no verify")
+        for role, function, optional in (
+            ("run", run, False),
+            ("verify", verify, True),
+            ("business_key", business_key, True),
+        ):
+            if not callable(function) and not (optional and function is None):
+                raise UsageError(
+                    f"tool {name!r}: {role} must be callable, not {type(function).__name__}"
+                )
         if on_business_duplicate not in ("replay", "reject", "allow"):
             raise UsageError("on_business_duplicate must be 'replay', 'reject' or 'allow'")
         for field, value in (
