@@ -38,8 +38,10 @@ def add_ledger_parser(sub: Any) -> None:
     """Add the ``ledger`` command and its subcommands to ``callgate``'s subparsers."""
     summary = "inspect and decide on a ledger's effects"
     ledger = sub.add_parser("ledger", help=summary, description=summary)
-    # The parent's subparsers build plain parsers; this one's errors are one line too.
-    ledger.__class__ = _OneLineParser
+    if type(ledger) is argparse.ArgumentParser:
+        # callgate's subparsers build plain parsers: make this one's errors one line too
+        # (a subclass with only an error() of its own; nothing else of the object changes).
+        ledger.__class__ = _OneLineParser
     cmds = ledger.add_subparsers(
         dest="ledger_command", required=True, metavar="COMMAND", parser_class=_OneLineParser
     )
@@ -152,7 +154,8 @@ def _cause(args: argparse.Namespace, exc: Exception) -> str:
 
 
 def _fail(args: argparse.Namespace, message: str, code: int) -> int:
-    print(f"callgate ledger {args.ledger_command}: {message}", file=sys.stderr)
+    line = " ".join(message.split())  # a driver's message can span lines; scripts read one
+    print(f"callgate ledger {args.ledger_command}: {line}", file=sys.stderr)
     return code
 
 

@@ -163,6 +163,13 @@ def test_a_bad_state_is_exit_2_naming_the_states(ledger_url: str, tmp_path: Path
     _one_error_line(done, "'stuck' is not an effect state", "needs_operator")
 
 
+def test_a_ledger_newer_than_this_callgate_is_exit_2(ledger_url: str, tmp_path: Path) -> None:
+    with open_ledger(ledger_url) as ledger, ledger.transaction() as tx:
+        tx.run("UPDATE ledger_meta SET value = '99' WHERE key = 'schema_version'")
+    done = _cli("pending", "--db", ledger_url, cwd=tmp_path)
+    _one_error_line(done, ledger_url, "schema version 99, newer than")
+
+
 def test_a_sqlite_ledger_refuses_schema(ledger_url: str, tmp_path: Path) -> None:
     done = _cli("pending", "--db", ledger_url, "--schema", "app1", cwd=tmp_path)
     _one_error_line(done, ledger_url, "PostgreSQL option")
