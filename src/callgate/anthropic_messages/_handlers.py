@@ -17,11 +17,30 @@ from . import _events as ev
 from ._assembly import DELTA_FIELDS, Assembly, check_delta_field
 from ._state import State
 
-__all__ = ["Handlers"]
+__all__ = ["Handlers", "provider_error"]
 
 # Message fields a message_delta.delta may not carry (usage comes from the event's `usage`).
 _PROTECTED = frozenset({"id", "role", "model", "content", "usage"})
 _EVENT_KEYS = frozenset({"type", "delta", "usage"})
+
+
+def provider_error(obj: dict[str, Any], where: str) -> ProviderError:
+    """The :class:`ProviderError` for an error object ``{"type": "error", "error": {...}}``:
+    the ``error`` event of a stream or the API's error body (``where`` says which). Its
+    details are read when they are strings; none of them is required."""
+    error = obj.get("error")
+    error = error if type(error) is dict else {}
+    etype, message = error.get("type"), error.get("message")
+    details = error.get("details")
+    code = details.get("error_code") if type(details) is dict else None
+    etype = etype if type(etype) is str else None
+    message = message if type(message) is str else None
+    return ProviderError(
+        f"{where}: {etype}: {message}",
+        error_type=etype,
+        error_code=code if type(code) is str else None,
+        provider_message=message,
+    )
 
 
 class Handlers:
@@ -36,19 +55,7 @@ class Handlers:
         pass
 
     def _on_error(self, obj: dict[str, Any]) -> None:
-        error = obj.get("error")
-        error = error if type(error) is dict else {}
-        etype, message = error.get("type"), error.get("message")
-        details = error.get("details")
-        code = details.get("error_code") if type(details) is dict else None
-        etype = etype if type(etype) is str else None
-        message = message if type(message) is str else None
-        raise ProviderError(
-            f"provider error in stream: {etype}: {message}",
-            error_type=etype,
-            error_code=code if type(code) is str else None,
-            provider_message=message,
-        )
+        raise provider_error(obj, "provider error in stream")
 
     def _on_message_start(self, obj: dict[str, Any]) -> State | None:
         m = obj.get("message")

@@ -145,9 +145,11 @@ class Handlers:
         self._final_items = final_items
 
     def _on_error(self, obj: dict[str, Any], spec: EventSpec) -> None:
-        # Flat or nested: the event refuses the turn whatever its details hold.
+        # Flat or nested: the event refuses the turn whatever its details hold. The flat
+        # form's ``type`` is the event's own ("error"), not an error type: not reported.
         nested = obj.get("error")
-        self._error_info = error_info("error_event", nested if type(nested) is dict else obj, obj)
+        details = nested if type(nested) is dict else dict(obj, type=None)
+        self._error_info = error_info("error_event", details, obj)
 
     def refuse_error(self, obj: dict[str, Any], spec: EventSpec) -> NoReturn:
         """A non-error event that carries a truthy top-level ``error``: the SDK raises
