@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ._http import SharedHttp
 from ._view import CallgateServer, script_problems
 
 if TYPE_CHECKING:
@@ -158,6 +159,15 @@ def _callgate_shared() -> Generator[_Shared, None, None]:
         yield _Shared(mock)
 
 
+@pytest.fixture(scope="session")
+def _callgate_http() -> Generator[SharedHttp, None, None]:
+    """The connection pool and SSL context the SDK clients of this pytest session share
+    (see ``_http``), closed when the session ends."""
+    http = SharedHttp()
+    yield http
+    http.close()
+
+
 def _per_test(request: pytest.FixtureRequest) -> bool:
     if request.node.get_closest_marker(_OWN_SERVER_MARKER) is not None:
         return True
@@ -173,16 +183,19 @@ def callgate_server(
     from ..mock import MockServer
 
     script = _coerce_script(callgate_script, request.path.parent)
+    http: SharedHttp = request.getfixturevalue("_callgate_http")
     if _per_test(request):
         with MockServer(script) as mock:
-            yield from _serving(request, CallgateServer(mock))
+            yield from _serving(request, CallgateServer(mock, http=http))
         return
     shared: _Shared = request.getfixturevalue("_callgate_shared")
     mock = shared.mock
     mock.reset()  # what earlier tests left (late requests) is not this test's
     test_id = shared.test_id(request.node.nodeid)
     mock.register(test_id, script, default=True)
-    server = CallgateServer(mock, script, test_id=test_id, registered=True, retired=shared.retired)
+    server = CallgateServer(
+        mock, script, test_id=test_id, registered=True, retired=shared.retired, http=http
+    )
     try:
         yield from _serving(request, server)
     finally:
