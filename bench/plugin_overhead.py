@@ -15,8 +15,8 @@ Every mode runs in a subprocess of its own, on the same generated files:
 
 The pytest modes are timed by a conftest around ``pytest_runtestloop`` (every test's setup,
 call and teardown: the plugin's lazy server start and its session teardown count against
-it). Rounds alternate the modes; the medians are reported, with the overhead per test
-against ``plain`` and the ratio.
+it). Rounds alternate the modes; the medians and the fastest rounds are reported, with
+the overhead per test against ``plain`` and the ratio.
 
 Run: PYTHONPATH=src python bench/plugin_overhead.py [--tests 100] [--rounds 5] [--before SRC]
 """
@@ -192,17 +192,21 @@ def main() -> None:
         for _ in range(args.rounds):
             for mode in times:
                 times[mode].append(_run(root, mode, args.before))
-    base = statistics.median(times["plain"])
     print(
         f"{args.tests} tests of a two-request loop, median of {args.rounds} alternated rounds "
         f"(every round, ms/test: {_rounds(times, args.tests)})"
     )
-    print(f"{'mode':<8} {'loop s':>8} {'ms/test':>8} {'ratio':>7} {'overhead ms/test':>17}")
-    for mode, runs in times.items():
-        median = statistics.median(runs)
-        per_test = median / args.tests * 1000
-        overhead = (median - base) / args.tests * 1000
-        print(f"{mode:<8} {median:>8.3f} {per_test:>8.2f} {median / base:>6.2f}x {overhead:>17.2f}")
+    # The fastest round as well: on a shared machine the other processes only ever add.
+    for name, pick in (("median", statistics.median), ("fastest", min)):
+        base = pick(times["plain"])
+        print(f"{name:<8} {'loop s':>8} {'ms/test':>8} {'ratio':>7} {'overhead ms/test':>17}")
+        for mode, runs in times.items():
+            value = pick(runs)
+            per_test = value / args.tests * 1000
+            overhead = (value - base) / args.tests * 1000
+            print(
+                f"{mode:<8} {value:>8.3f} {per_test:>8.2f} {value / base:>6.2f}x {overhead:>17.2f}"
+            )
 
 
 def _rounds(times: dict[str, list[float]], tests: int) -> str:

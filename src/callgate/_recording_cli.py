@@ -157,6 +157,10 @@ def _serve_recordings(args: argparse.Namespace, fallback: Callable[..., int]) ->
     from .mock._server import serve_recordings_forever
 
     def ready(server: Any) -> None:
+        if not args.quiet:
+            from ._serve_cli import log_requests
+
+            log_requests(server)
         print(f"callgate replaying {args.recordings} on {server.url}")
         print(f"  OpenAI {server.openai_base_url}  Anthropic {server.anthropic_base_url}"
               f"  Gemini {server.gemini_base_url}")  # fmt: skip

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .mock import JournalEntry, MockServer
 
-__all__ = ["EXIT_NOT_DONE", "base_url_table", "register", "request_line"]
+__all__ = ["EXIT_NOT_DONE", "base_url_table", "log_requests", "register", "request_line"]
 
 EXIT_NOT_DONE = 1
 _MAX_KEPT_DROPS = 1000  # not-done sessions dropped during a run, listed in the summary
@@ -155,6 +155,11 @@ class _Log:
         )
         self._emit("\n".join(lines))
         return not_done == 0
+
+
+def log_requests(server: MockServer) -> None:
+    """Log each request ``server`` journals on stderr (``serve --recordings`` uses it)."""
+    server.journal.observe(_Log(quiet=False).request)
 
 
 def _counts(status: dict[str, Any]) -> str:
