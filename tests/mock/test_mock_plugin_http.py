@@ -99,12 +99,13 @@ def test_closing_a_client_closes_it_and_not_the_shared_pool(
     with first:
         pass  # a test closing the client it got
     assert first.is_closed()
-    with pytest.raises(RuntimeError, match="client has been closed"):
-        _ask(first, "b")
+    # What a closed client made the SDK's default way raises (it varies by SDK version):
     default = openai.OpenAI(base_url=server.openai_base_url, api_key="k", max_retries=0)
     default.close()
-    with pytest.raises(RuntimeError, match="client has been closed"):  # the same without us
+    with pytest.raises((RuntimeError, openai.APIConnectionError)) as expected:
         _ask(default, "b")
+    with pytest.raises(type(expected.value)):
+        _ask(first, "b")
     assert _ask(second, "c") == "hi c"  # the pool is still open
     assert server.openai_client()._client._transport._pool is pool
 
