@@ -102,7 +102,7 @@ BASELINE_TESTS += tests/mock/test_mock_fixtures_sdk.py tests/mock/test_mock_faul
 BASELINE_TESTS += tests/mock/test_mock_hosted_ggc_sdk.py
 BASELINE_TESTS += tests/mock/test_mock_aux_sdk.py tests/mock/test_mock_ggc_signatures.py
 BASELINE_TESTS += tests/mock/test_mock_request_sdk_property.py tests/mock/test_mock_request_spec_drift.py
-BASELINE_TESTS += tests/kernel/test_kernel_feed.py
+BASELINE_TESTS += tests/kernel/test_kernel_feed.py tests/mock/test_mock_plugin_http.py
 BASELINE_TESTS += tests/mock/test_mock_interactions_errors_sdk.py
 test-baseline: $(BSTAMP)
 	$(BASE)/bin/python -m pytest -q $(BASELINE_TESTS)
