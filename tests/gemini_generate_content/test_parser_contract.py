@@ -38,7 +38,7 @@ SAMPLE: dict[str, dict[str, Any]] = {
 PREFIX: dict[State, list[dict[str, Any]]] = {
     State.START: [],
     State.OPEN: [chunk(text("a"))],
-    State.FINISHED: [chunk(text("a"), finish="STOP")],
+    State.DONE: [chunk(text("a"), finish="STOP")],
 }
 
 
