@@ -92,18 +92,21 @@ def wire_mapping(obj: Any, what: str, *, sdk_only: Collection[str] = ()) -> Mapp
     return value
 
 
-def copy_event(obj: Mapping[str, Any], limits: Limits) -> tuple[Any, bytes]:
-    """The one event copy: ``obj`` re-decoded from its canonical JSON (what
-    :func:`callgate._json.json_copy` does), and that JSON.
+def copy_event(obj: Any, limits: Limits, what: str = "event") -> tuple[Any, bytes]:
+    """The one event copy: ``obj`` (an event, or a value inside one) re-decoded from its
+    canonical JSON (what :func:`callgate._json.json_copy` does), and that JSON.
 
-    The copy is strict JSON within every bound of ``limits``, exactly as if the event had
-    come as wire bytes. A value that is not JSON is a :class:`~callgate.JSONError` naming
-    the SDK fix; a bound crossed is a :class:`~callgate.LimitExceededError`.
+    The copy is strict JSON within every bound of ``limits``, exactly as if it had come as
+    wire bytes, and shares nothing with ``obj``. A value that is not JSON is a
+    :class:`~callgate.JSONError` naming ``what`` and the SDK fix; a bound crossed is a
+    :class:`~callgate.LimitExceededError`.
     """
+    if type(obj) is not dict and isinstance(obj, Mapping):
+        obj = dict(obj)
     try:
-        encoded = canonical_bytes(obj if type(obj) is dict else dict(obj))
+        encoded = canonical_bytes(obj)
     except UsageError as exc:
-        raise JSONError(f"event is not a JSON value: {exc.message} ({SDK_HINT})") from None
+        raise JSONError(f"{what} is not a JSON value: {exc.message} ({SDK_HINT})") from None
     return loads_strict(encoded, limits=limits), encoded
 
 
