@@ -41,6 +41,7 @@ __all__ = [
     "Assembly",
     "DeltaHandler",
     "check_delta_field",
+    "copy_event_value",
 ]
 
 DeltaHandler = Callable[[dict[str, Any]], None]
@@ -54,6 +55,12 @@ DELTA_FIELDS: dict[str, type] = {
     "stop_details": dict,
     "container": dict,
 }
+
+
+def copy_event_value(value: Any, limits: Limits) -> Any:
+    """The kernel's event copy (:func:`callgate._feed.copy_event`) of a body or of a value
+    inside an event: strict JSON, sharing nothing with ``value``."""
+    return copy_event(value, limits)[0]
 
 
 def check_delta_field(obj: dict[str, Any], key: str, where: str) -> None:
@@ -374,7 +381,7 @@ class Assembly:
         citation = delta.get("citation")
         _note(self.warnings, citation_problem(citation, "citations_delta"))
         # Rare; keeps feed_event callers' dicts out of the turn.
-        citation = copy_event(citation, self.limits, "citation")[0]
+        citation = copy_event_value(citation, self.limits)
         citations = self.open_block.get("citations")
         if type(citations) is list:
             citations.append(citation)

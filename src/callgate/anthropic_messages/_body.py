@@ -9,11 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from .._errors import STRAY_ERRORS, CallgateError, SchemaError, UsageError, at_boundary
-from .._feed import copy_event, wire_mapping
+from .._feed import wire_mapping
 from .._json import loads_strict
 from .._limits import DEFAULT_LIMITS, Limits
 from ..contracts import CURRENT_REVISION
 from . import _events as ev
+from ._assembly import copy_event_value
 from ._handlers import provider_error
 from ._parser import Parser
 from ._turn import Turn
@@ -28,7 +29,7 @@ def _body_of(obj: Any, limits: Limits) -> dict[str, Any]:
         if type(obj) is not dict:
             raise SchemaError("a Message body must be a JSON object")
         return obj
-    body: dict[str, Any] = copy_event(wire_mapping(obj, "parse_response()"), limits, "body")[0]
+    body: dict[str, Any] = copy_event_value(dict(wire_mapping(obj, "parse_response()")), limits)
     return body
 
 
