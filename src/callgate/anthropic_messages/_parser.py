@@ -124,7 +124,6 @@ class Parser(Boundary[State]):
             obj = wire_mapping(obj, "feed_event()")
         self._mode = EVENTS
         try:
-            self._wire_type = None
             self._count_event()
             event: dict[str, Any] = obj if type(obj) is dict else dict(obj)
             t = event.get("type")
