@@ -88,6 +88,11 @@ class Turn:
     citations: tuple[Citation, ...] = ()
     warnings: tuple[str, ...] = ()
 
+    @property
+    def id(self) -> str | None:
+        """The turn's id in every room's name: here ``interaction_id``."""
+        return self.interaction_id
+
 
 def _snapshot(
     interaction_id: str | None,

@@ -394,7 +394,7 @@ class Handlers:
         completed response; :class:`ProviderError` after an ``error`` event or another
         terminal; :class:`TruncatedStreamError` without a terminal."""
         if state is State.ERRORED or (
-            state is State.TERMINATED and self._terminal != "response.completed"
+            state is State.DONE and self._terminal != "response.completed"
         ):
             info = self._error_info
             what = info.source if info is not None else "response.failed"
@@ -405,7 +405,7 @@ class Handlers:
                 error_code=info.code if info is not None else None,
                 provider_message=info.message if info is not None else None,
             )
-        if state is not State.TERMINATED or self._final_items is None:
+        if state is not State.DONE or self._final_items is None:
             raise TruncatedStreamError("the stream ended before its terminal event")
         return make_turn(
             response_id=self._response_id,

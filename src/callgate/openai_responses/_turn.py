@@ -108,6 +108,11 @@ class Turn:
     citations: tuple[Citation, ...] = ()
     warnings: tuple[str, ...] = ()
 
+    @property
+    def id(self) -> str | None:
+        """The turn's id in every room's name: here ``response_id``."""
+        return self.response_id
+
 
 def _snapshot_digest(
     response_id: str | None,
