@@ -12,7 +12,7 @@ BASE   := .venv-baseline
 BSTAMP := $(BASE)/.installed-baseline
 
 .PHONY: test check check-suite lint typecheck static suite suite-optimized demo clean test-baseline \
-  fuzz crash-matrix
+  fuzz crash-matrix slow-lease
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -102,7 +102,8 @@ BASELINE_TESTS += tests/mock/test_mock_fixtures_sdk.py tests/mock/test_mock_faul
 BASELINE_TESTS += tests/mock/test_mock_hosted_ggc_sdk.py
 BASELINE_TESTS += tests/mock/test_mock_aux_sdk.py tests/mock/test_mock_ggc_signatures.py
 BASELINE_TESTS += tests/mock/test_mock_request_sdk_property.py tests/mock/test_mock_request_spec_drift.py
-BASELINE_TESTS += tests/kernel/test_kernel_feed.py
+BASELINE_TESTS += tests/kernel/test_kernel_feed.py tests/mock/test_mock_plugin_http.py
+BASELINE_TESTS += tests/mock/test_mock_interactions_errors_sdk.py
 test-baseline: $(BSTAMP)
 	$(BASE)/bin/python -m pytest -q $(BASELINE_TESTS)
 	$(BASE)/bin/python -O -W error -m pytest -q $(BASELINE_TESTS)
@@ -120,6 +121,12 @@ fuzz: $(STAMP)
 crash-matrix: $(STAMP)
 	CALLGATE_CRASH_MATRIX=full $(BIN)/python -m pytest -q \
 	  tests/ledger/test_ledger_crash.py tests/ledger/test_ledger_crash_loop.py
+
+# The host loop's 90 s paced model turn with lease_seconds=30 (sync and async, SQLite and
+# PostgreSQL): the leases keeper's acceptance case, too slow for every `make test`.
+slow-lease: $(STAMP)
+	CALLGATE_SLOW_LEASE=1 $(BIN)/python -m pytest -q -n $(JOBS) -p no:cacheprovider \
+	  tests/ledger/test_ledger_loop_leases.py -k 90_second
 
 demo: $(RSTAMP)
 	$(BIN)/callgate demo

@@ -71,8 +71,9 @@ def test_every_room_has_the_same_file_set(protocol: str) -> None:
     }
     assert required <= files, sorted(required - files)
     # Only the declared roles, plus _threads.py where a protocol has a server-held
-    # conversation mode beside its stateful id (Anthropic's message threads).
-    optional = {"_threads.py"}
+    # conversation mode beside its stateful id (Anthropic's message threads), and
+    # _event_ids.py where its events carry resume tokens (Interactions' event_id).
+    optional = {"_threads.py", "_event_ids.py"}
     assert files <= required | optional, sorted(files - required - optional)
 
 

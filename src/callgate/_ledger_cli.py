@@ -1,8 +1,12 @@
 """``callgate ledger ...``: look at and decide on a ledger's effects from a shell.
 
 Exit codes (for scripts): 0 done (``pending``: nothing waits); 1 ``pending`` listed
-effects waiting for a decision; 2 usage or ledger error; 3 conflict (wrong state, stale
+effects waiting for a decision; 2 usage or database error (one line on stderr naming
+the database, its password masked, and the cause); 3 conflict (wrong state, stale
 ``--expected-version``, reused decision id, missing approval); 4 no such effect.
+
+Every command opens an existing ledger only: a URL naming no file, no schema or no
+ledger is exit 2, and nothing is created.
 """
 
 from __future__ import annotations
@@ -10,65 +14,149 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import sqlite3
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 __all__ = ["add_ledger_parser"]
 
-EXIT_PENDING, EXIT_CONFLICT, EXIT_NOT_FOUND = 1, 3, 4
+EXIT_PENDING, EXIT_ERROR, EXIT_CONFLICT, EXIT_NOT_FOUND = 1, 2, 3, 4
+
+_DB_HELP = "the ledger: sqlite:///relative.db, sqlite:////absolute.db or postgresql://user@host/db"
+_SCHEMA_HELP = "PostgreSQL schema holding the ledger (default: the URL's search path)"
+_SCOPE_HELP = "tenant inside the ledger, as the application opened it (default: default)"
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """Usage errors as one line on stderr, exit 2: scripts read stderr line by line."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def add_ledger_parser(sub: Any) -> None:
     """Add the ``ledger`` command and its subcommands to ``callgate``'s subparsers."""
-    ledger = sub.add_parser("ledger", help="inspect and decide on a ledger's effects")
-    cmds = ledger.add_subparsers(dest="ledger_command", required=True)
+    summary = "inspect and decide on a ledger's effects"
+    ledger = sub.add_parser("ledger", help=summary, description=summary)
+    if type(ledger) is argparse.ArgumentParser:
+        # callgate's subparsers build plain parsers: make this one's errors one line too
+        # (a subclass with only an error() of its own; nothing else of the object changes).
+        ledger.__class__ = _OneLineParser
+    cmds = ledger.add_subparsers(
+        dest="ledger_command", required=True, metavar="COMMAND", parser_class=_OneLineParser
+    )
 
     def command(name: str, help: str, *, effect: bool = True) -> argparse.ArgumentParser:
-        parser: argparse.ArgumentParser = cmds.add_parser(name, help=help)
-        parser.add_argument("--db", required=True, help="sqlite:///path.db or postgresql://...")
-        parser.add_argument("--scope", default="default")
-        parser.add_argument("--json", action="store_true", help="machine-readable output")
+        parser: argparse.ArgumentParser = cmds.add_parser(name, help=help, description=help)
+        parser.add_argument("--db", required=True, metavar="URL", help=_DB_HELP)
+        parser.add_argument("--schema", metavar="NAME", help=_SCHEMA_HELP)
+        parser.add_argument("--scope", default="default", metavar="NAME", help=_SCOPE_HELP)
+        parser.add_argument("--json", action="store_true", help="print JSON instead of text")
         if effect:
-            parser.add_argument("effect", help="effect id (or a unique prefix of 8+ chars)")
+            parser.add_argument("effect", help="effect id, or a unique prefix of 8+ characters")
         parser.set_defaults(func=_run)
         return parser
 
-    pending = command("pending", "effects waiting for a decision", effect=False)
-    pending.add_argument("--state", action="append", help="repeatable; default: undecided")
-    pending.add_argument("--run", help="only this run")
-    command("show", "one effect with its audit trail, approvals and late results")
-    approve = command("approve", "grant one single-use approval")
-    approve.add_argument("--actor", required=True)
-    approve.add_argument("--reason", default="")
-    approve.add_argument("--expires-in", type=float, default=3600.0, help="seconds")
-    deny = command("deny", "deny the call (the model sees an error result)")
-    deny.add_argument("--actor", required=True)
-    deny.add_argument("--reason", required=True)
-    resolve = command("resolve", "decide an unknown / needs_operator effect")
-    resolve.add_argument("--action", required=True, choices=["commit", "fail", "retry"])
-    resolve.add_argument("--expected-version", required=True, type=int)
-    resolve.add_argument("--decision-id", required=True)
-    resolve.add_argument("--reason", required=True)
-    resolve.add_argument("--actor", required=True)
-    resolve.add_argument("--result", help="what the model sees (JSON, or plain text)")
-    recover = command(
-        "recover", "expired leases -> unknown; list what needs attention", effect=False
+    pending = command("pending", "list effects that wait (exit 1 if any, 0 if none)", effect=False)
+    pending.add_argument(
+        "--state",
+        action="append",
+        metavar="STATE",
+        help="list effects in this state instead (repeatable; default: every waiting state)",
     )
-    recover.add_argument("--worker", default="callgate-cli")
+    pending.add_argument("--run", metavar="RUN_ID", help="only effects of this run")
+    command("show", "show one effect: state, arguments, result, audit trail, approvals")
+    approve = command("approve", "grant one single-use approval to an awaiting effect")
+    approve.add_argument("--actor", required=True, help="who decides (kept in the audit trail)")
+    approve.add_argument("--reason", default="", help="why (kept in the audit trail)")
+    approve.add_argument(
+        "--expires-in",
+        type=float,
+        default=3600.0,
+        metavar="SECONDS",
+        help="how long the approval stays usable (default: 3600)",
+    )
+    deny = command("deny", "deny an awaiting effect: the model gets an error result")
+    deny.add_argument("--actor", required=True, help="who decides (kept in the audit trail)")
+    deny.add_argument("--reason", required=True, help="why; the model sees it in the result")
+    resolve = command("resolve", "decide an effect in doubt (unknown or needs_operator)")
+    resolve.add_argument(
+        "--action",
+        required=True,
+        choices=["commit", "fail", "retry"],
+        help="commit: it applied; fail: it did not apply; retry: run it again",
+    )
+    resolve.add_argument(
+        "--expected-version",
+        required=True,
+        type=int,
+        metavar="N",
+        help="the effect's version as shown by show or pending (refused if it moved on)",
+    )
+    resolve.add_argument(
+        "--decision-id",
+        required=True,
+        metavar="ID",
+        help="your id for this decision; sending it again does nothing more",
+    )
+    resolve.add_argument("--reason", required=True, help="why (kept in the audit trail)")
+    resolve.add_argument("--actor", required=True, help="who decides (kept in the audit trail)")
+    resolve.add_argument(
+        "--result", metavar="JSON", help="what the model sees (JSON, or plain text)"
+    )
+    recover = command(
+        "recover", "move expired claims to unknown and list what needs attention", effect=False
+    )
+    recover.add_argument(
+        "--worker",
+        default="callgate-cli",
+        metavar="ID",
+        help="worker id recorded for recovery's changes (default: callgate-cli)",
+    )
 
 
 def _run(args: argparse.Namespace) -> int:
+    from ._errors import CallgateError
     from .ledger import ApprovalError, ConflictError, open_ledger
 
-    with open_ledger(args.db, scope=args.scope) as ledger:
-        try:
+    try:
+        with open_ledger(args.db, scope=args.scope, schema=args.schema, create=False) as ledger:
             return _HANDLERS[args.ledger_command](ledger, args)
-        except (ConflictError, ApprovalError) as exc:
-            print(f"conflict: {exc}", file=sys.stderr)
-            return EXIT_CONFLICT
-        except _NotFoundError as exc:
-            print(f"not found: {exc}", file=sys.stderr)
-            return EXIT_NOT_FOUND
+    except (ConflictError, ApprovalError) as exc:
+        return _fail(args, f"conflict: {exc}", EXIT_CONFLICT)
+    except _NotFoundError as exc:
+        return _fail(args, f"not found: {exc}", EXIT_NOT_FOUND)
+    except Exception as exc:
+        if isinstance(exc, (CallgateError, *_driver_errors())):
+            return _fail(args, _cause(args, exc), EXIT_ERROR)
+        # A bug of ours still must not read as exit 1 ("effects pending") to a script.
+        return _fail(args, f"internal error: {type(exc).__name__}: {_cause(args, exc)}", EXIT_ERROR)
+
+
+def _driver_errors() -> tuple[type[Exception], ...]:
+    """Errors a database can raise under the ledger while a command runs (a server that
+    went away, a locked or corrupt file): each is exit 2 with one line, not a traceback."""
+    errors: list[type[Exception]] = [sqlite3.Error, OSError]
+    psycopg = sys.modules.get("psycopg")
+    if psycopg is not None:
+        errors.append(psycopg.Error)
+    return tuple(errors)
+
+
+def _cause(args: argparse.Namespace, exc: Exception) -> str:
+    from .ledger import LedgerOpenError
+    from .ledger._url import redact, scrub
+
+    if isinstance(exc, LedgerOpenError):
+        return f"{exc.database}: {exc.cause}"
+    database, text = redact(args.db), scrub(exc, args.db)
+    return text if database in text else f"{database}: {text}"
+
+
+def _fail(args: argparse.Namespace, message: str, code: int) -> int:
+    line = " ".join(message.split())  # a driver's message can span lines; scripts read one
+    print(f"callgate ledger {args.ledger_command}: {line}", file=sys.stderr)
+    return code
 
 
 class _NotFoundError(Exception):
@@ -143,10 +231,21 @@ def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
 def _pending(ledger: Any, args: argparse.Namespace) -> int:
     from .ledger import DEFAULT_PENDING
 
-    effects = ledger.pending(args.state or DEFAULT_PENDING, run_id=args.run)
+    effects = ledger.pending(_states(args.state) or DEFAULT_PENDING, run_id=args.run)
     lines = [_line(e) for e in effects] or ["nothing pending"]
     _emit(args, [_record(e) for e in effects], "\n".join(lines))
     return EXIT_PENDING if effects else 0
+
+
+def _states(given: list[str] | None) -> list[Any]:
+    from ._errors import UsageError
+    from .ledger import EffectState
+
+    known = [s.value for s in EffectState]
+    for state in given or ():
+        if state not in known:
+            raise UsageError(f"--state {state!r} is not an effect state ({', '.join(known)})")
+    return list(given or ())
 
 
 def _show(ledger: Any, args: argparse.Namespace) -> int:

@@ -153,13 +153,14 @@ def _record(args: argparse.Namespace) -> int:
 
 def _serve_recordings(args: argparse.Namespace, fallback: Callable[..., int]) -> int:
     if not getattr(args, "recordings", None):
-        if not args.script:
-            print("callgate serve: give --script FILE or --recordings DIR", file=sys.stderr)
-            return 2
-        return fallback(args)
+        return fallback(args)  # --script FILE, or none: registered sessions only
     from .mock._server import serve_recordings_forever
 
     def ready(server: Any) -> None:
+        if not args.quiet:
+            from ._serve_cli import log_requests
+
+            log_requests(server)
         print(f"callgate replaying {args.recordings} on {server.url}")
         print(f"  OpenAI {server.openai_base_url}  Anthropic {server.anthropic_base_url}"
               f"  Gemini {server.gemini_base_url}")  # fmt: skip
@@ -311,15 +312,22 @@ def register(sub: Any, *, serve: argparse.ArgumentParser, check: argparse.Argume
         help="URL, or PREFIX=URL (repeat: /openai=..., /anthropic=...)",
     )
     record.add_argument("--port", type=int, default=8787, help="0 picks a free port")
-    record.add_argument("--host", default="127.0.0.1")
+    record.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     record.add_argument("--out", required=True, help="directory for the recordings")
     record.add_argument("--pseudonymize", action="store_true", help="replace provider ids")
     record.set_defaults(func=_record)
 
     serve_func = serve.get_default("func")
     _optional(serve, "script")
-    serve.add_argument("--recordings", help="replay the recorded fixtures of this directory")
-    serve.add_argument("--match", choices=["position", "body"], default="position")
+    serve.add_argument(
+        "--recordings", metavar="DIR", help="replay the recorded fixtures of this directory"
+    )
+    serve.add_argument(
+        "--match",
+        choices=["position", "body"],
+        default="position",
+        help="with --recordings: answer in recorded order, or by request body",
+    )
     serve.add_argument("--pacing", action="store_true", help="replay with recorded timing")
     serve.set_defaults(func=lambda a: _serve_recordings(a, serve_func))
 
@@ -335,9 +343,11 @@ def register(sub: Any, *, serve: argparse.ArgumentParser, check: argparse.Argume
     drift = sub.add_parser("drift", help="diff what the baselines depend on")
     drift_sub = drift.add_subparsers(dest="drift_command", required=True)
     sdk = drift_sub.add_parser("sdk", help="diff the type unions of two SDK versions")
-    sdk.add_argument("package", choices=["openai", "anthropic", "google-genai"])
-    sdk.add_argument("old")
-    sdk.add_argument("new")
+    sdk.add_argument(
+        "package", choices=["openai", "anthropic", "google-genai"], help="the SDK to compare"
+    )
+    sdk.add_argument("old", help="the older version, e.g. 3.56.0")
+    sdk.add_argument("new", help="the newer version")
     sdk.add_argument("--out", help="write the markdown report here")
     sdk.add_argument("--data", help="write both readings as JSON here")
     sdk.set_defaults(func=_drift_sdk)

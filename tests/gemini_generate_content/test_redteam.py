@@ -349,8 +349,9 @@ def test_a_user_role_in_the_candidate_content_is_refused() -> None:
 
 
 def test_a_function_response_part_in_a_model_turn_is_refused() -> None:
+    """A server-executed call's answer (see test_server_calls.py): refused, typed."""
     part = {"functionResponse": {"name": "f", "response": {}}}
-    with pytest.raises(SequenceError):
+    with pytest.raises(UnsupportedProviderState):
         parse_response(chunk(part, finish="STOP"))
 
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from callgate import SequenceError, canonical_bytes
 from callgate.gemini_interactions import Parser, parse_stream
-from callgate.gemini_interactions._parser import MAX_KEPT_ID_CHARS, _canonical_text, _encode
+from callgate.gemini_interactions._event_ids import MAX_KEPT_ID_CHARS, _canonical_text, _encode
 
 from .wire import args_delta, completed, created, fcall, sse, start, stop
 

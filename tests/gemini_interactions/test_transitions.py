@@ -37,8 +37,8 @@ SAMPLE: dict[str, dict[str, Any] | str] = {
 PREFIX: dict[State, list[dict[str, Any] | str]] = {
     State.START: [],
     State.OPEN: [created(), start(0, {"type": "thought"})],
-    State.TERMINAL: [created(), completed("completed")],
-    State.DONE: [created(), completed("completed"), "[DONE]"],
+    State.DONE: [created(), completed("completed")],
+    State.CLOSED: [created(), completed("completed"), "[DONE]"],
 }  # State.FAILED: see the test of the failed state below
 assert set(PREFIX) == set(State) - {State.FAILED}
 
@@ -77,7 +77,7 @@ def test_every_state_event_pair_is_legal_or_a_sequence_error(state: State, event
     if event_type == "error":
         with pytest.raises(ProviderError):
             parser.feed_event(sample)
-    elif event_type == "[DONE]" and state is not State.TERMINAL:
+    elif event_type == "[DONE]" and state is not State.DONE:
         with pytest.raises(TruncatedStreamError):
             parser.feed_event(sample)
     else:

@@ -80,12 +80,12 @@ def test_r1_turn_and_one_effect_per_call_in_one_record(make_ledger: Make) -> Non
     assert ledger.turn_snapshot("run", 1) == {"id": req.provider_turn_id}
 
 
-def test_r1_a_failing_call_records_nothing_of_the_turn(make_ledger: Make) -> None:
-    def key(args: Any) -> str:
-        raise UsageError("broken business key")
+def test_r1_a_record_interrupted_mid_turn_writes_nothing_of_it(make_ledger: Make) -> None:
+    def key(args: Any) -> str:  # runs after the first call's row, inside the transaction
+        raise KeyboardInterrupt
 
     ledger = make_ledger(tools=_tools(bk=Tool("bk", _echo, business_key=key)))
-    with pytest.raises(UsageError):
+    with pytest.raises(KeyboardInterrupt):
         record(ledger, "run", [("c1", "idem", {}), ("c2", "bk", {})])
     assert ledger.effects("run") == ()
     assert ledger.requests("run")[0].state is RequestState.IDENTIFIED

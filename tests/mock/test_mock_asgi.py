@@ -86,7 +86,7 @@ def test_fixed_chunk_plan_sets_the_number_of_argument_deltas(call_app) -> None:
     [
         ("openai_responses", lambda b: b["error"]["type"] and "message" in b["error"]),
         ("anthropic_messages", lambda b: b["type"] == "error" and b["error"]["type"]),
-        ("gemini_interactions", lambda b: b["error"]["status"] == "INVALID_ARGUMENT"),
+        ("gemini_interactions", lambda b: b["error"]["code"] == "invalid_request"),
     ],
 )
 def test_mismatch_is_a_400_in_the_provider_shape_and_is_recorded(protocol, shape, call_app) -> None:

@@ -155,6 +155,18 @@ def test_http_error_fault_answers_in_the_provider_shape_without_consuming_the_tu
         assert error["error"]["type"].endswith("_error")
         if status == 529:
             assert error["error"] == {"type": "overloaded_error", "message": "Overloaded"}
+    elif protocol == "gemini_interactions":  # the Interactions API's documented codes
+        assert set(error["error"]) <= {"code", "message", "details"}
+        documented = {
+            400: "invalid_request",
+            401: "authentication",
+            403: "permission_denied",
+            404: "not_found",
+            429: "rate_limit_exceeded",
+            503: "service_unavailable",
+        }
+        fallback = "api_error" if status >= 500 else "invalid_request"
+        assert error["error"]["code"] == documented.get(status, fallback)
     else:
         assert error["error"]["code"] == status
         assert error["error"]["status"].isupper()
@@ -190,7 +202,7 @@ def test_429_carries_each_providers_rate_limit_facts() -> None:
     details = json.loads(body)["error"]["details"]
     retry = [d for d in details if d["@type"].endswith("google.rpc.RetryInfo")]
     assert retry == [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "7s"}]
-    assert json.loads(body)["error"]["status"] == "RESOURCE_EXHAUSTED"
+    assert json.loads(body)["error"]["code"] == "rate_limit_exceeded"
 
 
 def test_http_error_times_answers_that_many_requests_then_serves_the_turn() -> None:

@@ -273,7 +273,7 @@ def test_a_bad_or_unpinned_declaration_gets_googles_400(hosted_only: MockServer,
     reply = _post(hosted_only, "refused", tool)
     assert reply.status_code == 400
     error = reply.json()["error"]
-    assert (error["code"], error["status"]) == (400, "INVALID_ARGUMENT")
+    assert error["code"] == "invalid_request"
     assert error["message"].startswith("tools[1]")
     assert message in error["message"]
 

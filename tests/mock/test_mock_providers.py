@@ -51,7 +51,7 @@ def test_an_unstored_gemini_stream_takes_an_error_event_without_event_ids() -> N
     events = _unstored_gemini({"type": "error_event", "after": 2, "message": "boom"})
     assert events[-1] == {
         "event_type": "error",
-        "error": {"code": "INTERNAL", "message": "boom"},
+        "error": {"code": "api_error", "message": "boom"},
     }
     assert all("event_id" not in event for event in events)
 
@@ -66,7 +66,7 @@ def test_an_unstored_gemini_stream_can_be_truncated() -> None:
     ("path", "shape"),
     [
         ("/anthropic/v1/other", {"type": "request_too_large"}),
-        ("/gemini/v1/interactions/abc/cancel", {"status": "INVALID_ARGUMENT"}),
+        ("/gemini/v1/interactions/abc/cancel", {"code": "invalid_request"}),
     ],
 )
 def test_a_declared_oversized_body_off_the_create_route_gets_the_providers_413(

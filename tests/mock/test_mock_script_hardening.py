@@ -300,7 +300,7 @@ def test_gemini_result_nested_in_user_input_is_refused_as_not_admitted() -> None
     answer = _post(client, GEMINI, _nested_request(client))
     assert answer.status_code == 400
     error = answer.json()["error"]
-    assert error["status"] == "INVALID_ARGUMENT"
+    assert error["code"] == "invalid_request"
     assert error["message"].startswith(
         "input[0].content[1]: a function_result is not user_input content; in Interactions v1 "
         "user_input content is text, image, audio, document or video."

@@ -419,7 +419,7 @@ def test_gemini_resume_from_the_start_and_unknown_event_id(gemini_server: MockSe
         assert parser.finish().calls == first.calls
         with pytest.raises(genai_errors.BadRequestError) as refused:
             client.interactions.get(first.interaction_id, stream=True, last_event_id="nope:1")
-    assert refused.value.body["error"]["status"] == "INVALID_ARGUMENT"
+    assert refused.value.body["error"]["code"] == "invalid_request"
     assert "nope:1" in refused.value.body["error"]["message"]
 
 
@@ -445,11 +445,7 @@ def test_gemini_unknown_previous_interaction_is_404(gemini_server: MockServer) -
         with pytest.raises(genai_errors.NotFoundError):
             client.interactions.get("0" * 32)
     assert missing.value.body == {
-        "error": {
-            "code": 404,
-            "message": f"Interaction {'0' * 32!r} was not found.",
-            "status": "NOT_FOUND",
-        }
+        "error": {"code": "not_found", "message": f"Interaction {'0' * 32!r} was not found."}
     }
 
 
@@ -475,7 +471,7 @@ def test_gemini_store_false_interaction_cannot_be_continued_or_read(
             client.interactions.create(**request, previous_interaction_id=hidden)
         with pytest.raises(genai_errors.NotFoundError):
             client.interactions.get(hidden)
-    assert refused.value.body["error"]["status"] == "INVALID_ARGUMENT"
+    assert refused.value.body["error"]["code"] == "invalid_request"
     assert "store=false" in refused.value.body["error"]["message"]
     assert gemini_server.state.remaining()["unstored"] == 2  # the refusal consumed nothing
 
@@ -491,8 +487,8 @@ def test_gemini_cancel_of_an_interaction_waiting_for_results(gemini_server: Mock
             client.interactions.cancel(first.interaction_id)
         with pytest.raises(genai_errors.BadRequestError) as continued:
             client.interactions.create(**_stateful(first, ANSWERS))
-    assert again.value.body["error"]["status"] == "FAILED_PRECONDITION"
-    assert continued.value.body["error"]["status"] == "FAILED_PRECONDITION"
+    assert again.value.body["error"]["code"] == "failed_precondition"
+    assert continued.value.body["error"]["code"] == "failed_precondition"
     assert "cancelled" in continued.value.body["error"]["message"]
 
 
@@ -506,7 +502,7 @@ def test_gemini_cancel_of_a_finished_interaction_is_refused(gemini_server: MockS
             client.interactions.cancel(third.interaction_id)
         assert client.interactions.get(third.interaction_id).status == "completed"
     error = refused.value.body["error"]
-    assert (error["code"], error["status"]) == (400, "FAILED_PRECONDITION")
+    assert error["code"] == "failed_precondition"
     assert "is completed" in error["message"]
 
 
@@ -541,7 +537,7 @@ def test_gemini_state_routes_on_v1beta_and_their_guards(gemini_server: MockServe
     assert httpx.get(f"{base}/v2/interactions/x", headers=GEMINI_AUTH).status_code == 404
     other = httpx.get(url, headers={**GEMINI_AUTH, TEST_ID_HEADER: "someone-else"})
     assert other.status_code == 404
-    assert other.json()["error"]["status"] == "NOT_FOUND"
+    assert other.json()["error"]["code"] == "not_found"
 
 
 def test_gemini_switched_off_previous_checks_reach_the_script() -> None:

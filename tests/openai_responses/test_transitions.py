@@ -67,7 +67,7 @@ PREFIXES: dict[State, list[dict[str, Any]]] = {
         {"type": "response.created", "response": response(RID, "in_progress")},
         {"type": "error", "message": "boom", "code": None, "param": None},
     ],
-    State.TERMINATED: [
+    State.DONE: [
         {"type": "response.created", "response": response(RID, "in_progress")},
         {"type": "response.completed", "response": response(RID, "completed")},
     ],

@@ -163,10 +163,8 @@ def test_check_drift_exits_non_zero_on_an_event_type_the_parser_refuses(
     assert json.loads(capsys.readouterr().out)["affects_gate"] is True
 
 
-def test_serve_needs_a_script_or_recordings_and_check_needs_a_stream_or_drift(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    assert main(["serve"]) == 2
+def test_check_needs_a_stream_or_drift(capsys: pytest.CaptureFixture[str]) -> None:
+    # (serve without --script or --recordings serves registered sessions: test_cli_serve_log)
     assert main(["check"]) == 2
     assert "--drift DIR" in capsys.readouterr().err
 

@@ -20,10 +20,10 @@ from .._errors import (
     SchemaError,
     SequenceError,
     UnsupportedProviderState,
-    UsageError,
 )
+from .._feed import copy_event
 from .._fields import need_str, opt_str
-from .._json import json_copy, loads_strict
+from .._json import loads_strict
 from .._limits import Limits, room_for_one_more
 from . import _events as ev
 from ._hosted import ServerBlocks, citation_problem
@@ -31,7 +31,6 @@ from ._turn import (
     REASON_INVALID_JSON,
     REASON_LIMIT,
     REASON_NON_OBJECT,
-    SDK_HINT,
     ToolInfo,
     Turn,
     make_turn,
@@ -59,14 +58,9 @@ DELTA_FIELDS: dict[str, type] = {
 
 
 def copy_event_value(value: Any, limits: Limits) -> Any:
-    """A validated deep copy of a caller-supplied event value: a value that is not JSON is
-    a :class:`JSONError` naming the SDK fix; a bound crossed stays a LimitExceededError."""
-    try:
-        return json_copy(value, limits=limits, what="event")
-    except UsageError as exc:
-        if isinstance(exc.__context__, LimitExceededError):
-            raise exc.__context__ from None
-        raise JSONError(f"{exc.message}; {SDK_HINT}") from None
+    """The kernel's event copy (:func:`callgate._feed.copy_event`) of a body or of a value
+    inside an event: strict JSON, sharing nothing with ``value``."""
+    return copy_event(value, limits)[0]
 
 
 def check_delta_field(obj: dict[str, Any], key: str, where: str) -> None:

@@ -15,6 +15,7 @@ from .._limits import DEFAULT_LIMITS, Limits
 from ..contracts import CURRENT_REVISION
 from . import _events as ev
 from ._assembly import copy_event_value
+from ._handlers import provider_error
 from ._parser import Parser
 from ._turn import Turn
 
@@ -44,12 +45,15 @@ def parse_response(
 
     Raises :class:`UsageError` for another type or a bad ``limits``/``baseline``;
     :class:`~callgate.JSONError` for text that is not strict JSON or a mapping holding a
-    value that is not JSON; :class:`~callgate.SchemaError` for a malformed body; and the
-    stream errors otherwise.
+    value that is not JSON; :class:`~callgate.ProviderError` for the API's error object
+    (``{"type": "error", "error": {...}}``, as the stream's ``error`` event);
+    :class:`~callgate.SchemaError` for a malformed body; and the stream errors otherwise.
     """
     parser = Parser(limits=limits, baseline=baseline)  # checks limits and baseline first
     try:
         body = _body_of(obj, limits)
+        if body.get("type") == ev.ERROR:  # the API's error object, not a Message
+            raise provider_error(body, "the API answered with an error object")
         content = body.pop("content", None)
         if type(content) is not list:
             raise SchemaError("Message.content is not a list")

@@ -153,6 +153,10 @@ MESSAGE_DELTA = "message_delta"
 MESSAGE_STOP = "message_stop"
 PING = "ping"
 ERROR = "error"
+#: Not a wire type of its own: the table's key for a ``message_start`` whose message
+#: already holds the complete ``content`` or a ``stop_reason`` (the follow-up responses of a
+#: programmatic tool-calling loop), classified by :func:`table_key` before the lookup.
+COMPLETE_MESSAGE_START = "message_start/complete"
 
 # ping and error are not in the SDK's RawMessageStreamEvent union; they are routed by SSE
 # event name in `_streaming.py`, but both carry their type in the data too.
@@ -183,3 +187,16 @@ STOP_REASONS: dict[str, frozenset[str]] = {
     "2026-07-21": frozenset(_STABLE_STOP_REASONS),
     "2026-11": frozenset((*_STABLE_STOP_REASONS, "model_context_window_exceeded")),
 }
+
+
+def table_key(event_type: str, obj: dict[str, object]) -> str:
+    """The key of ``TRANSITIONS`` for an event of ``event_type``: the type itself, but
+    :data:`COMPLETE_MESSAGE_START` for a ``message_start`` carrying the finished message
+    (content blocks or a stop reason; the handler then checks it all)."""
+    if event_type == MESSAGE_START:
+        message = obj.get("message")
+        if type(message) is dict and (
+            message.get("content") or message.get("stop_reason") is not None
+        ):
+            return COMPLETE_MESSAGE_START
+    return event_type

@@ -3,8 +3,7 @@
 :class:`Handlers` checks what an event says about the stream (indexes, the message's
 identity, usage that only grows, one stop reason) and hands the content to its
 :class:`~._assembly.Assembly`. The parser holds one ``Handlers`` and binds the table's
-handler names to it; a handler returns ``None`` (the table's next state stands) or a
-:class:`State` that overrides it (only ``message_start``, for a complete message).
+handler names to it; a handler returns nothing (the table names the next state).
 """
 
 from __future__ import annotations
@@ -15,13 +14,31 @@ from .._errors import ProviderError, SchemaError, SequenceError, UnsupportedProv
 from .._fields import need_str, opt_str
 from . import _events as ev
 from ._assembly import DELTA_FIELDS, Assembly, check_delta_field
-from ._state import State
 
-__all__ = ["Handlers"]
+__all__ = ["Handlers", "provider_error"]
 
 # Message fields a message_delta.delta may not carry (usage comes from the event's `usage`).
 _PROTECTED = frozenset({"id", "role", "model", "content", "usage"})
 _EVENT_KEYS = frozenset({"type", "delta", "usage"})
+
+
+def provider_error(obj: dict[str, Any], where: str) -> ProviderError:
+    """The :class:`ProviderError` for an error object ``{"type": "error", "error": {...}}``:
+    the ``error`` event of a stream or the API's error body (``where`` says which). Its
+    details are read when they are strings; none of them is required."""
+    error = obj.get("error")
+    error = error if type(error) is dict else {}
+    etype, message = error.get("type"), error.get("message")
+    details = error.get("details")
+    code = details.get("error_code") if type(details) is dict else None
+    etype = etype if type(etype) is str else None
+    message = message if type(message) is str else None
+    return ProviderError(
+        f"{where}: {etype}: {message}",
+        error_type=etype,
+        error_code=code if type(code) is str else None,
+        provider_message=message,
+    )
 
 
 class Handlers:
@@ -36,21 +53,31 @@ class Handlers:
         pass
 
     def _on_error(self, obj: dict[str, Any]) -> None:
-        error = obj.get("error")
-        error = error if type(error) is dict else {}
-        etype, message = error.get("type"), error.get("message")
-        details = error.get("details")
-        code = details.get("error_code") if type(details) is dict else None
-        etype = etype if type(etype) is str else None
-        message = message if type(message) is str else None
-        raise ProviderError(
-            f"provider error in stream: {etype}: {message}",
-            error_type=etype,
-            error_code=code if type(code) is str else None,
-            provider_message=message,
-        )
+        raise provider_error(obj, "provider error in stream")
 
-    def _on_message_start(self, obj: dict[str, Any]) -> State | None:
+    def _on_message_start(self, obj: dict[str, Any]) -> None:
+        content, message = self._take_message(obj)
+        if content or message["stop_reason"] is not None:  # pragma: no cover - table_key
+            raise SequenceError("message_start carries a complete message")
+
+    def _on_complete_message_start(self, obj: dict[str, Any]) -> None:
+        """A message_start that carries the finished message (the follow-up responses of a
+        programmatic tool-calling loop): accept it only when it is self-consistent."""
+        content, message = self._take_message(obj)
+        reason = message["stop_reason"]
+        if reason is None:
+            raise SchemaError("message_start.message holds content blocks but no stop_reason")
+        if reason not in ev.STOP_REASONS[self._a.baseline]:
+            raise UnsupportedProviderState(
+                f"message_start carries a complete message with unknown stop_reason {reason!r:.80}"
+            )
+        # Each block goes through the same checks as a streamed block without deltas.
+        for index, block in enumerate(content):
+            self._on_block_start({"index": index, "content_block": block})
+            self._on_block_stop({"index": index})
+
+    def _take_message(self, obj: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+        """Check ``message_start.message`` and keep it; its content blocks and the message."""
         m = obj.get("message")
         if type(m) is not dict:
             raise SchemaError("message_start.message is not an object")
@@ -71,24 +98,7 @@ class Handlers:
         if usage is not None and type(usage) is not dict:
             self._a.warnings.append("message_start usage is not an object")
         self._a.message = message
-        if not content and message["stop_reason"] is None:
-            return None
-        return self._start_complete(content, message["stop_reason"])
-
-    def _start_complete(self, content: list[Any], reason: str | None) -> State:
-        """A message_start that carries the finished message (the follow-up responses of a
-        programmatic tool-calling loop): accept it only when it is self-consistent."""
-        if reason is None:
-            raise SchemaError("message_start.message holds content blocks but no stop_reason")
-        if reason not in ev.STOP_REASONS[self._a.baseline]:
-            raise UnsupportedProviderState(
-                f"message_start carries a complete message with unknown stop_reason {reason!r:.80}"
-            )
-        # Each block goes through the same checks as a streamed block without deltas.
-        for index, block in enumerate(content):
-            self._on_block_start({"index": index, "content_block": block})
-            self._on_block_stop({"index": index})
-        return State.COMPLETE
+        return content, message
 
     def _on_block_start(self, obj: dict[str, Any]) -> None:
         self._a.open_block_at(obj.get("index"), obj.get("content_block"))

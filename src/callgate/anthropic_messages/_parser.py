@@ -2,62 +2,47 @@
 
 Bytes go through :class:`callgate.sse.SSEDecoder`; each event's ``event:`` name must equal
 its JSON ``type``. Decoded objects (``feed_event``) skip the envelope check. Every event is
-looked up in the current state's row of ``TRANSITIONS`` and handed to the bound handler of
-a :class:`~._handlers.Handlers` (composed, not inherited); block content accumulates in the
-:class:`~._assembly.Assembly`. Every failure passes the one boundary (``at_boundary``) and
-leaves the parser in ``State.FAILED``.
+looked up by its key (``_events.table_key``: the wire type, or the complete
+``message_start``'s own key) in the current state's row of ``TRANSITIONS`` and handed to the
+bound handler of a :class:`~._handlers.Handlers` (composed, not inherited); block content
+accumulates in the :class:`~._assembly.Assembly`. The parser is a
+:class:`callgate._feed.Boundary`: the input mode, event counting, the event copy and the one
+failure path (``at_boundary``, then ``State.FAILED``) are the kernel's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from .._errors import (
-    STRAY_ERRORS,
-    CallgateError,
     FramingError,
-    LimitExceededError,
     ProtocolError,
     ProviderError,
     SchemaError,
     TruncatedStreamError,
     UsageError,
-    at_boundary,
 )
-from .._feed import wire_mapping
+from .._feed import BYTES, CAUGHT, EVENTS, Boundary, copy_event, wire_mapping
 from .._fields import check_limits_and_baseline
 from .._json import loads_strict
 from .._limits import DEFAULT_LIMITS, Limits
 from ..contracts import CURRENT_REVISION, REVISIONS
 from ..sse import SSEDecoder
 from . import _events as ev
-from ._assembly import Assembly, copy_event_value
+from ._assembly import Assembly
 from ._handlers import Handlers
 from ._state import TRANSITIONS, State, illegal
 from ._turn import Turn
 
 __all__ = ["Parser", "parse_stream"]
 
-_BYTES = "bytes"
-_EVENTS = "events"
 _SLICE_BYTES = 1 << 16
-_CAUGHT = (CallgateError, *STRAY_ERRORS)
-
-# A bound row entry: (handler, next state, the next state's row). Rows are keyed by wire
-# type only, so the hot path hashes a str, never a State.
-_Entry = tuple[Callable[[dict[str, Any]], State | None], State, dict[str, Any]]
-_Rows = dict[State, dict[str, _Entry]]
+_MESSAGE_START = ev.MESSAGE_START
+_table_key = ev.table_key
 
 
-def _bind(handlers: Handlers) -> _Rows:
-    rows: _Rows = {state: {} for state in State}
-    for (state, kind), (name, nxt) in TRANSITIONS.items():
-        rows[state][kind] = (getattr(handlers, name), nxt, rows[nxt])
-    return rows
-
-
-class Parser:
+class Parser(Boundary[State]):
     """Incremental parser for one Messages stream: ``feed_bytes`` or ``feed_event``, then
     ``finish``.
 
@@ -74,38 +59,14 @@ class Parser:
     and feeding is a :class:`UsageError`. ``state`` is the current :class:`State`.
     """
 
-    __slots__ = (
-        "_assembly",
-        "_decoder",
-        "_failed",
-        "_limits",
-        "_mode",
-        "_row",
-        "_rows",
-        "_seen",
-        "_state",
-        "_turn",
-        "_wire_type",
-    )
+    __slots__ = ("_assembly", "_decoder")
+    PROVIDER = ev.PROVIDER
 
     def __init__(self, *, limits: Limits = DEFAULT_LIMITS, baseline: str = CURRENT_REVISION):
         check_limits_and_baseline(limits, baseline, REVISIONS)
-        self._limits = limits
         self._assembly = Assembly(limits, baseline)
-        self._rows = _bind(Handlers(self._assembly))
-        self._state = State.START
-        self._row = self._rows[State.START]
+        self._bind(limits, TRANSITIONS, Handlers(self._assembly), State)
         self._decoder: SSEDecoder | None = None
-        self._mode: str | None = None
-        self._failed: CallgateError | None = None
-        self._turn: Turn | None = None
-        self._seen = 0
-        self._wire_type: str | None = None
-
-    @property
-    def state(self) -> State:
-        """Where the parser is (``State.FAILED`` after any error)."""
-        return self._state
 
     # -- public ------------------------------------------------------------------------
 
@@ -114,24 +75,21 @@ class Parser:
         first violation (the parser is then failed), and :class:`UsageError` for a
         non-bytes chunk or after ``feed_event`` (the parser stays usable) or after a
         successful ``finish``."""
-        self._check_usable(_BYTES)
+        self._check_usable(BYTES)
         if not isinstance(chunk, bytes | bytearray | memoryview):
             raise UsageError(f"feed_bytes() takes bytes, got {type(chunk).__name__}")
-        self._mode = _BYTES
+        self._mode = BYTES
         decoder = self._decoder
         if decoder is None:
             decoder = self._decoder = SSEDecoder(limits=self._limits)
+        loads, limits = loads_strict, self._limits
         try:
             events = decoder.feed(bytes(chunk))
-        except _CAUGHT as exc:
-            err = self._fail(exc, self._seen)
-            raise err from err.__cause__
-        if not events:
-            return
-        loads, limits, row = loads_strict, self._limits, self._row
-        try:
+            if not events:
+                return
+            row = self._row
             for sse in events:
-                self._seen += 1
+                self._events += 1  # the decoder bounds the count
                 name = self._wire_type = sse.event
                 if name is None:
                     raise FramingError("SSE event without an event: name")
@@ -144,19 +102,14 @@ class Parser:
                 t = obj.get("type")
                 if t != name:
                     raise FramingError(f"SSE event name {name!r} does not match data type {t!r}")
-                entry = row.get(t)
+                entry = row.get(_table_key(t, obj) if t == _MESSAGE_START else t)
                 if entry is None:
                     illegal(self._state, t)
-                nxt = entry[0](obj)
-                if nxt is None:
-                    self._state = entry[1]
-                    row = self._row = entry[2]
-                else:
-                    self._state = nxt
-                    row = self._row = self._rows[nxt]
-        except _CAUGHT as exc:
-            err = self._fail(exc, self._seen - 1)
-            raise err from err.__cause__
+                entry[0](obj)
+                self._state = entry[1]
+                row = self._row = entry[2]
+        except CAUGHT as exc:
+            self._fail(exc)
 
     def feed_event(self, obj: Any) -> None:
         """Feed one decoded wire event: an SDK event object as it is (converted once,
@@ -166,37 +119,26 @@ class Parser:
         (the parser stays usable) and a non-JSON value inside a mapping a
         :class:`~callgate.JSONError` whose message names the fix. Non-delta events are
         copied, so later changes to ``obj`` do not reach the turn."""
-        self._check_usable(_EVENTS)
+        self._check_usable(EVENTS)
         if type(obj) is not dict:
             obj = wire_mapping(obj, "feed_event()")
-        self._mode = _EVENTS
-        self._seen += 1
+        self._mode = EVENTS
         try:
-            if self._seen > self._limits.max_events_per_stream:
-                raise LimitExceededError(
-                    "more events than max_events_per_stream",
-                    limit="max_events_per_stream",
-                    bound=self._limits.max_events_per_stream,
-                    observed=self._seen,
-                )
+            self._count_event()
             event: dict[str, Any] = obj if type(obj) is dict else dict(obj)
             t = event.get("type")
             if type(t) is not str:
                 raise SchemaError("event has no string `type`")
             self._wire_type = t
-            if t != ev.BLOCK_DELTA:
-                event = copy_event_value(event, self._limits)
-            entry = self._row.get(t)
+            if t != ev.BLOCK_DELTA:  # a delta's handler keeps only checked strings
+                event = copy_event(event, self._limits)[0]
+            entry = self._row.get(_table_key(t, event) if t == _MESSAGE_START else t)
             if entry is None:
                 illegal(self._state, t)
-            nxt = entry[0](event)
-            if nxt is None:
-                self._state, self._row = entry[1], entry[2]
-            else:
-                self._state, self._row = nxt, self._rows[nxt]
-        except _CAUGHT as exc:
-            err = self._fail(exc, self._seen - 1)
-            raise err from err.__cause__
+            entry[0](event)
+            self._state, self._row = entry[1], entry[2]
+        except CAUGHT as exc:
+            self._fail(exc)
 
     def finish(self) -> Turn:
         """End of input: return the :class:`Turn` (the same object on every later call).
@@ -206,7 +148,7 @@ class Parser:
         error.
         """
         if self._turn is not None:
-            return self._turn
+            return self._turn  # type: ignore[no-any-return]
         self._check_usable(None)
         try:
             if self._decoder is not None:
@@ -216,36 +158,12 @@ class Parser:
                     f"stream ended in state {self._state.name} before message_stop"
                 )
             turn = self._assembly.turn()
-        except _CAUGHT as exc:
-            err = self._fail(exc, self._seen)
-            raise err from err.__cause__
+        except CAUGHT as exc:
+            self._fail(exc)
         self._turn = turn
         return turn
 
     # -- plumbing ----------------------------------------------------------------------
-
-    def _check_usable(self, mode: str | None) -> None:
-        """Raise unless the parser can take input in ``mode`` (``None``: any)."""
-        if self._failed is not None:
-            raise self._failed
-        if self._turn is not None:
-            raise UsageError("the parser was already finished")
-        if mode is not None and self._mode is not None and mode != self._mode:
-            raise UsageError("feed_bytes() and feed_event() cannot be mixed on one parser")
-
-    def _fail(self, exc: BaseException, index: int) -> CallgateError:
-        """Convert ``exc`` once, at the boundary, and enter ``FAILED``."""
-        err = at_boundary(
-            exc,
-            provider=ev.PROVIDER,
-            event_index=index,
-            wire_type=self._wire_type,
-            partial_turn=self._partial_turn,
-        )
-        self._failed = err
-        self._state = State.FAILED
-        self._row = self._rows[State.FAILED]
-        return err
 
     def _partial_turn(self) -> Turn | None:
         return self._assembly.partial_turn(self._state is State.IN_BLOCK)

@@ -14,9 +14,10 @@ order of one Message stream::
 with ``ping`` allowed anywhere before the end and ``error`` ending the stream. The follow-up
 responses of a programmatic tool-calling loop take a shorter form: a ``message_start`` whose
 message already holds the complete ``content`` and a known ``stop_reason``, then directly
-``message_stop``. The ``message_start`` handler chooses that path by returning ``COMPLETE``
-(it overrides the table's next state); in ``COMPLETE`` nothing but ``message_stop``,
-``ping`` and ``error`` may follow. Each block's
+``message_stop``. That ``message_start`` has its own row: the parser keys it as
+``COMPLETE_MESSAGE_START`` (``_events.table_key``) and the row leads to ``COMPLETE``, where
+nothing but ``message_stop``, ``ping`` and ``error`` may follow; handlers never choose the
+next state. Each block's
 ``index`` equals its position in the final ``content`` array, so the only association the
 protocol offers is the index of the single open block; the parser keeps exactly that and
 never a separate "current call".
@@ -24,8 +25,9 @@ never a separate "current call".
 ``TRANSITIONS[(state, event_type)]`` names the handler and the next state. A pair that is
 not in the table is a :class:`~callgate.SequenceError` (known event, wrong place) or, for an
 event type the baseline does not know, :class:`~callgate.UnsupportedProviderState`
-(:func:`illegal`). Nothing follows ``message_stop``: every pair with ``DONE`` is illegal,
-``ping`` included; ``FAILED`` (after any error) has an empty row, like h11's ``ERROR``.
+(:func:`illegal`). Nothing follows ``message_stop``: every pair with ``DONE`` (the end
+state) is illegal, ``ping`` included. The ``error`` rows lead to ``FAILED`` (their handler
+raises); ``FAILED`` has an empty row, like h11's ``ERROR``.
 
 The checks inside a handler (index equals the next/open index, the delta type fits the open
 block, output tokens never decrease) are per-event data checks, not state.
@@ -59,6 +61,7 @@ class State(enum.Enum):
 _S = State
 _TABLE: dict[tuple[State, str], tuple[str, State]] = {
     (_S.START, ev.MESSAGE_START): ("_on_message_start", _S.BETWEEN_BLOCKS),
+    (_S.START, ev.COMPLETE_MESSAGE_START): ("_on_complete_message_start", _S.COMPLETE),
     (_S.BETWEEN_BLOCKS, ev.BLOCK_START): ("_on_block_start", _S.IN_BLOCK),
     (_S.IN_BLOCK, ev.BLOCK_DELTA): ("_on_block_delta", _S.IN_BLOCK),
     (_S.IN_BLOCK, ev.BLOCK_STOP): ("_on_block_stop", _S.BETWEEN_BLOCKS),
@@ -69,8 +72,7 @@ _TABLE: dict[tuple[State, str], tuple[str, State]] = {
 }
 for _state in (_S.START, _S.BETWEEN_BLOCKS, _S.IN_BLOCK, _S.STOPPING, _S.COMPLETE):
     _TABLE[_state, ev.PING] = ("_on_ping", _state)
-    # The handler raises ProviderError; the state is never entered.
-    _TABLE[_state, ev.ERROR] = ("_on_error", _S.DONE)
+    _TABLE[_state, ev.ERROR] = ("_on_error", _S.FAILED)  # the handler raises ProviderError
 del _state
 
 TRANSITIONS: Mapping[tuple[State, str], tuple[str, State]] = MappingProxyType(_TABLE)
@@ -80,7 +82,7 @@ def illegal(state: State, t: object) -> NoReturn:
     """Raise the error for an event type ``t`` that has no row in ``state``."""
     if type(t) is not str:
         raise SchemaError("event has no string `type`")
-    if t not in ev.EVENT_TYPES:
+    if t not in ev.EVENT_TYPES and t != ev.COMPLETE_MESSAGE_START:
         raise UnsupportedProviderState(f"unknown event type {t[:80]!r}")
     if state is State.DONE:
         raise SequenceError(f"{t} after message_stop")

@@ -148,6 +148,11 @@ class Turn:
     warnings: tuple[str, ...] = ()
 
     @property
+    def id(self) -> str:
+        """The turn's id in every room's name: here ``message_id``."""
+        return self.message_id
+
+    @property
     def text(self) -> str:
         """The turn's output text: its ``text`` blocks joined, ``""`` when it has none."""
         return "".join(b.get("text") or "" for b in self.content if b.get("type") == ev.TEXT)

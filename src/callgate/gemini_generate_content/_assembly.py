@@ -92,7 +92,14 @@ def check_part(part: Any, modifiers: frozenset[str]) -> str | None:
     elif data == CALL_PART:
         check_call(part[CALL_PART])
     elif data == "functionResponse":
-        raise SequenceError("a model turn cannot hold a functionResponse part")
+        # The server answered a call itself (a remote MCP server's tool run by Gemini):
+        # the functionCall it answers is no client call, and no unpaired call of this
+        # turn can be told apart from one whose answer is still to come.
+        raise UnsupportedProviderState(
+            "a model turn holds a functionResponse part: a function call the server "
+            "executed itself (e.g. an mcpServers tool), which this room does not gate; "
+            "nothing of the turn is released"
+        )
     elif data is not None and type(part[data]) is not dict:
         kind = "hosted-tool" if data in HOSTED_PARTS else "data"
         raise SchemaError(f"{kind} part {data!r} must be an object")

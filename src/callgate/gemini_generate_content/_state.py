@@ -17,9 +17,11 @@ Each chunk is classified (``_events.KINDS``) before the table is consulted:
 - ``empty``: no candidate (usage or model metadata only). Legal before the finish and
   after it (a usage-only trailer), never a terminal.
 
-After ``finish`` no candidate may stream again. ``FAILED`` has an empty row: after a
-protocol error nothing is legal, a fact of the table. Every ``(state, kind)`` pair not in
-:data:`TRANSITIONS` is a :class:`~callgate.SequenceError`.
+After ``finish`` no candidate may stream again. The end state is ``DONE``; ``error`` and
+``blocked`` rows lead to ``FAILED`` (their handlers raise), which has an empty row: after
+a protocol error nothing is legal, a fact of the table. Every ``(state, kind)`` pair not
+in :data:`TRANSITIONS` is a :class:`~callgate.SequenceError`. The kind is this room's
+wire type: the key every room's table is looked up by.
 """
 
 from __future__ import annotations
@@ -38,13 +40,13 @@ class State(enum.Enum):
 
     START = "start"  # no chunk yet
     OPEN = "open"  # chunks seen, no finishReason yet
-    FINISHED = "finished"  # the candidate's finishReason was seen; only trailers may follow
+    DONE = "done"  # the candidate's finishReason was seen; only trailers may follow
     FAILED = "failed"  # a protocol error was raised; nothing is legal any more
 
 
-_S, _O, _F = State.START, State.OPEN, State.FINISHED
+_S, _O, _F = State.START, State.OPEN, State.DONE
 
-#: ``(state, kind) -> (handler name on the parser, next state)``.
+#: ``(state, kind) -> (handler name in _handlers.Handlers, next state)``.
 TRANSITIONS: Mapping[tuple[State, str], tuple[str, State]] = MappingProxyType(
     {
         (_S, K_CONTENT): ("_on_content", _O),

@@ -110,8 +110,14 @@ class Turn:
 
     @property
     def response_id(self) -> str | None:
+        """The response's ``responseId`` (``None`` when absent or not a string)."""
         value = self.response.get("responseId")
         return value if type(value) is str else None
+
+    @property
+    def id(self) -> str | None:
+        """The turn's id in every room's name: here ``response_id``."""
+        return self.response_id
 
     @property
     def needs_continuation(self) -> bool:

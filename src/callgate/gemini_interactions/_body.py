@@ -20,6 +20,7 @@ from .._errors import (
     LimitExceededError,
     SchemaError,
     SequenceError,
+    UnsupportedProviderState,
     UsageError,
     at_boundary,
 )
@@ -31,7 +32,7 @@ from ..contracts import CURRENT_REVISION, REVISIONS
 from ._assembly import check_step
 from ._events import CLIENT_STEP, INPUT_STEPS, PROVIDER, baseline_steps
 from ._hosted import Pairing
-from ._turn import FunctionCall, Turn, make_turn, release_calls
+from ._turn import FunctionCall, Turn, make_turn, provider_error, release_calls
 
 __all__ = ["parse_interaction", "parse_response"]
 
@@ -55,6 +56,20 @@ def _decode(obj: Any, limits: Limits) -> dict[str, Any]:
     if type(body) is not dict:
         raise SchemaError("an Interaction body must be a JSON object")
     return body
+
+
+def _refuse_other_bodies(body: dict[str, Any]) -> None:
+    """Bodies that are not a v1 Interaction: the API's error object (an Interaction always
+    has a ``status``) is the :class:`ProviderError` it reports; a pre-v1 Interaction
+    (content under ``outputs``, no ``steps``) is refused as its stream is, since read as v1
+    it would be a finished turn with nothing in it."""
+    if "status" not in body and type(body.get("error")) is dict:
+        raise provider_error(body["error"], "the API answered with an error object")
+    if "outputs" in body and "steps" not in body:
+        raise UnsupportedProviderState(
+            "the body holds 'outputs' and no 'steps': the pre-v1 Interactions shape, which "
+            "the v1 gate does not read (its content would be lost)"
+        )
 
 
 class _Partial:
@@ -146,6 +161,7 @@ def parse_interaction(
     partial = _Partial()
     try:
         body = _decode(obj, limits)
+        _refuse_other_bodies(body)
         interaction_id, status = body.get("id"), body.get("status")
         # Interaction.id is Optional[str] = "" in both SDK generations: an unstored
         # interaction (store: false) has no id, absent or "", and its turn has id None.

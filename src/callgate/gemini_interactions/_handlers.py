@@ -14,7 +14,6 @@ from typing import Any
 from .._errors import (
     CallgateError,
     LimitExceededError,
-    ProviderError,
     SchemaError,
     SequenceError,
     TruncatedStreamError,
@@ -32,7 +31,7 @@ from ._events import (
     baseline_steps,
 )
 from ._hosted import Pairing
-from ._turn import FunctionCall, Turn, make_turn, release_calls
+from ._turn import FunctionCall, Turn, make_turn, provider_error, release_calls
 
 __all__ = ["Handlers", "check_lifecycle", "index_error"]
 
@@ -242,17 +241,7 @@ class Handlers:
         self.result = self.turn(calls)
 
     def _on_error(self, obj: dict[str, Any]) -> None:
-        error = obj.get("error")
-        code = message = None
-        if type(error) is dict:
-            code = error.get("code")
-            message = error.get("message")
-        raise ProviderError(
-            "the provider sent an error event",
-            error_type="error",
-            error_code=code if type(code) is str else None,
-            provider_message=message if type(message) is str else None,
-        )
+        raise provider_error(obj.get("error"), "the provider sent an error event")
 
     def _on_early_done(self, obj: None) -> None:
         raise TruncatedStreamError("data: [DONE] arrived before interaction.completed")

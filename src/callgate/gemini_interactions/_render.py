@@ -220,9 +220,10 @@ def render_stream(**turn: Any) -> bytes:
 
 
 def render_error_event(
-    *, message: str | None = None, code: str = "INTERNAL", event_id: str | None = None
+    *, message: str | None = None, code: str = "api_error", event_id: str | None = None
 ) -> dict[str, Any]:
-    """The in-stream ``error`` event (``event_id`` when the stream carries ids)."""
+    """The in-stream ``error`` event (``event_id`` when the stream carries ids); ``code`` is
+    one of the API's documented error codes (a string, as both SDK generations type it)."""
     error = {"code": code, "message": message or "Internal error."}
     head = {} if event_id is None else {"event_id": event_id}
     return {"event_type": "error", **head, "error": error}

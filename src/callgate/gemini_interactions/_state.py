@@ -26,9 +26,11 @@ https://ai.google.dev/gemini-api/docs/interactions/streaming):
 
 Every ``(state, event_type)`` pair not in :data:`TRANSITIONS` is a
 :class:`~callgate.SequenceError` (an unknown ``event_type`` is
-:class:`~callgate.UnsupportedProviderState` before the table is consulted). ``FAILED`` has
-no row: once a protocol error failed the parser, nothing is legal (the parser re-raises
-that error before it would consult the table).
+:class:`~callgate.UnsupportedProviderState` before the table is consulted). The end
+state is ``DONE`` (the terminal seen); ``CLOSED`` is ``DONE`` after the optional
+``[DONE]``, and has no row. The rows whose handler raises (``error``, an early ``[DONE]``)
+lead to ``FAILED``, which has no row: once a protocol error failed the parser, nothing is
+legal (the parser re-raises that error before it would consult the table).
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ import enum
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from ._events import COMPLETED, CREATED, DONE, ERROR, STATUS_UPDATE, STEP_DELTA, STEP_START
+from ._events import COMPLETED, CREATED, ERROR, STATUS_UPDATE, STEP_DELTA, STEP_START
+from ._events import DONE as DONE_MARKER
 from ._events import STEP_STOP as STOP
 
 __all__ = ["ROUTED", "TRANSITIONS", "State"]
@@ -48,31 +51,31 @@ class State(enum.Enum):
 
     START = "start"  # nothing seen yet; only interaction.created opens the turn
     OPEN = "open"  # the turn is streaming steps
-    TERMINAL = "terminal"  # interaction.completed seen; only [DONE] (or an error) may follow
-    DONE = "done"  # [DONE] seen; nothing may follow
+    DONE = "done"  # interaction.completed seen; only [DONE] (or an error) may follow
+    CLOSED = "closed"  # [DONE] seen after the terminal; nothing may follow
     FAILED = "failed"  # a protocol error ended the stream; the table has no row for it
 
 
 #: Every event the parser routes: the seven JSON event types plus the ``[DONE]`` sentinel.
 ROUTED: tuple[str, ...] = (CREATED, STATUS_UPDATE, STEP_START, STEP_DELTA, STOP, COMPLETED)
-ROUTED += (ERROR, DONE)
+ROUTED += (ERROR, DONE_MARKER)
 
-_S, _O, _T, _D = State.START, State.OPEN, State.TERMINAL, State.DONE
+_S, _O, _D, _X = State.START, State.OPEN, State.DONE, State.FAILED
 
 #: ``(state, event_type) -> (handler name in _handlers.Handlers, next state)``.
 TRANSITIONS: Mapping[tuple[State, str], tuple[str, State]] = MappingProxyType(
     {
         (_S, CREATED): ("_on_created", _O),
-        (_S, ERROR): ("_on_error", _S),
-        (_S, DONE): ("_on_early_done", _S),
+        (_S, ERROR): ("_on_error", _X),
+        (_S, DONE_MARKER): ("_on_early_done", _X),
         (_O, STATUS_UPDATE): ("_on_status_update", _O),
         (_O, STEP_START): ("_on_step_start", _O),
         (_O, STEP_DELTA): ("_on_step_delta", _O),
         (_O, STOP): ("_on_step_stop", _O),
-        (_O, COMPLETED): ("_on_completed", _T),
-        (_O, ERROR): ("_on_error", _O),
-        (_O, DONE): ("_on_early_done", _O),
-        (_T, DONE): ("_on_done", _D),
-        (_T, ERROR): ("_on_error", _T),
+        (_O, COMPLETED): ("_on_completed", _D),
+        (_O, ERROR): ("_on_error", _X),
+        (_O, DONE_MARKER): ("_on_early_done", _X),
+        (_D, DONE_MARKER): ("_on_done", State.CLOSED),
+        (_D, ERROR): ("_on_error", _X),
     }
 )

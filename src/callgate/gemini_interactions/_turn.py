@@ -11,7 +11,15 @@ from .._hosted import Citation, HostedCall
 from ._events import FAILED_STATUSES
 from ._hosted import project
 
-__all__ = ["ORIGINS", "FunctionCall", "Turn", "make_turn", "release_calls", "turn_digest"]
+__all__ = [
+    "ORIGINS",
+    "FunctionCall",
+    "Turn",
+    "make_turn",
+    "provider_error",
+    "release_calls",
+    "turn_digest",
+]
 
 #: Where a turn was parsed from (``Turn.origin``).
 ORIGINS: tuple[str, ...] = ("stream", "create", "get")
@@ -79,6 +87,11 @@ class Turn:
     hosted_calls: tuple[HostedCall, ...] = ()
     citations: tuple[Citation, ...] = ()
     warnings: tuple[str, ...] = ()
+
+    @property
+    def id(self) -> str | None:
+        """The turn's id in every room's name: here ``interaction_id``."""
+        return self.interaction_id
 
 
 def _snapshot(
@@ -212,4 +225,22 @@ def release_calls(
         )
     raise UnsupportedProviderState(
         f"interaction ended with status {status!r}, which callgate does not gate"
+    )
+
+
+def provider_error(error: Any, where: str) -> ProviderError:
+    """The :class:`ProviderError` for an ``error`` object: the stream's ``error`` event or
+    the API's error body (``where`` says which). The Interactions API's own shape is
+    ``{"code": "<string>", "message"}``; Google's front end may answer with a
+    ``google.rpc.Status`` (``code`` an int, ``status`` a string): each is read when present,
+    none is required (the error itself is what refuses the turn)."""
+    code = message = status = None
+    if type(error) is dict:
+        code, message, status = error.get("code"), error.get("message"), error.get("status")
+    message = message if type(message) is str else None
+    return ProviderError(
+        f"{where}: {message if message is not None else 'no details'}",
+        error_type=status if type(status) is str else None,
+        error_code=str(code) if type(code) in (str, int) else None,
+        provider_message=message,
     )

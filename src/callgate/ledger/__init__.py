@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from .._errors import UsageError
 from ._decisions import DEFAULT_PENDING, Approval
 from ._leases import LeaseKeeper
 from ._ledger import UNKNOWN_OUTCOME, FaultHook, Ledger
@@ -27,6 +28,7 @@ from ._model import (
     Inconclusive,
     LeaseLostError,
     LedgerError,
+    LedgerOpenError,
     NotApplied,
     RecoveryReport,
     RequestRecord,
@@ -53,6 +55,7 @@ from ._transitions import (
     RequestEvent,
     is_legal_trail,
 )
+from ._url import redact, scrub
 from ._waits import waits_for
 
 __all__ = [
@@ -81,6 +84,7 @@ __all__ = [
     "LeaseLostError",
     "Ledger",
     "LedgerError",
+    "LedgerOpenError",
     "LocalTx",
     "NotApplied",
     "OutboxEvent",
@@ -108,19 +112,33 @@ def open_ledger(
     *,
     tools: Iterable[Tool] = (),
     scope: str = "default",
+    schema: str | None = None,
+    create: bool = True,
     policy_version: str = "1",
     fault: FaultHook | None = None,
 ) -> Ledger:
-    """Open (creating or migrating) the ledger at ``url``: ``sqlite:///path.db`` or
-    ``postgresql://user@host/db`` (needs the ``postgres`` extra).
+    """Open the ledger at ``url``, migrating it forward: ``sqlite:///relative.db``,
+    ``sqlite:////absolute.db`` or ``postgresql://user@host/db`` (the ``postgres`` extra).
 
-    Raises :class:`UsageError` for a bad URL, :class:`SchemaVersionError` when the
-    database's schema is newer than this callgate knows.
+    ``create=True`` (the default) creates the file, or the PostgreSQL ``schema``, and the
+    ledger's tables when missing; ``create=False`` opens an existing ledger only, writing
+    nothing to a file or schema that holds none. ``schema`` (PostgreSQL only) keeps this
+    application's tables in a schema of their own; ``scope`` separates tenants inside one
+    ledger's tables (docs/ledger.md, "Operator CLI").
+
+    Raises :class:`UsageError` for a bad URL or option, :class:`LedgerOpenError` when
+    the database cannot be opened or holds no ledger (``create=False``), and
+    :class:`SchemaVersionError` when its schema is newer than this callgate knows.
     """
-    store = open_store(url)
+    if type(create) is not bool:
+        raise UsageError("create must be True or False")
+    store = open_store(url, create=create, schema=schema)
     try:
         migrate(store)
+        return Ledger(store, tools=tools, scope=scope, policy_version=policy_version, fault=fault)
+    except store.errors as exc:
+        store.close()
+        raise LedgerOpenError(redact(url), scrub(exc, url)) from None
     except BaseException:
         store.close()
         raise
-    return Ledger(store, tools=tools, scope=scope, policy_version=policy_version, fault=fault)

@@ -30,6 +30,7 @@ __all__ = [
     "Inconclusive",
     "LeaseLostError",
     "LedgerError",
+    "LedgerOpenError",
     "NotApplied",
     "RecoveryReport",
     "RequestRecord",
@@ -53,6 +54,18 @@ def iso_utc(seconds: float) -> str:
 
 class LedgerError(CallgateError):
     """A ledger operation was refused (the ledger itself stays usable)."""
+
+
+class LedgerOpenError(LedgerError):
+    """No ledger could be opened at the URL: the file or the PostgreSQL schema does not
+    exist (and ``create=False``), it holds no ledger, it is not a database, or the server
+    refused the connection. ``database`` is the URL with its password masked; the message
+    names it and the cause, on one line."""
+
+    def __init__(self, database: str, cause: str) -> None:
+        super().__init__(f"{database}: {cause}")
+        self.database = database
+        self.cause = cause
 
 
 class SchemaVersionError(LedgerError):
@@ -202,7 +215,9 @@ class ToolContext:
 class Tool:
     """A tool registered on the ledger. ``run(arguments, ctx)`` returns the output (a str or
     a JSON value); ``verify(arguments, ctx)`` returns Applied / NotApplied / Inconclusive.
-    ``business_key(arguments)`` names the intent for duplicate detection across turns."""
+    ``business_key(arguments)`` names the intent for duplicate detection across turns: a
+    str; when it raises or returns anything else, that call gets an error result (it is
+    not run) and the run goes on. Raises :class:`UsageError` when a callable is not one."""
 
     name: str
     run: Callable[[Any, ToolContext], Any]
@@ -229,6 +244,15 @@ class Tool:
             raise UsageError("Tool.effect must be an EffectClass")
         if effect is EffectClass.VERIFIABLE and verify is None:
             raise UsageError(f"tool {name!r} is VERIFIABLE but has no verify")
+        for role, function, optional in (
+            ("run", run, False),
+            ("verify", verify, True),
+            ("business_key", business_key, True),
+        ):
+            if not callable(function) and not (optional and function is None):
+                raise UsageError(
+                    f"tool {name!r}: {role} must be callable, not {type(function).__name__}"
+                )
         if on_business_duplicate not in ("replay", "reject", "allow"):
             raise UsageError("on_business_duplicate must be 'replay', 'reject' or 'allow'")
         for field, value in (

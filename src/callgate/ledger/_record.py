@@ -3,7 +3,8 @@ results: functions over the ledger's transaction, scope and tools."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from .._digest import canonical_digest
 from .._errors import UsageError
@@ -66,6 +67,28 @@ def check_turn(turn: TurnInput) -> list[str]:
     return [canonical_digest(c.arguments) for c in calls]
 
 
+def _business_key(
+    tool: str, business_key: Callable[[Any], str], arguments: Any
+) -> tuple[str | None, str | None]:
+    """(key, None), or (None, why) when the tool's ``business_key`` raised or returned a
+    non-str for these arguments. The model asked for the call and paid for the turn: it
+    gets an error result saying why the call was not run (usually arguments the key
+    cannot read), and the run goes on, rather than the whole turn failing mid-loop."""
+    try:
+        key = business_key(arguments)
+    except Exception as exc:  # the host's callable over the model's arguments
+        return None, (
+            f"the call was not run: the business key of tool {tool!r} could not be "
+            f"computed from these arguments ({type(exc).__name__}: {exc})"
+        )
+    if type(key) is not str:
+        return None, (
+            f"the call was not run: the business key of tool {tool!r} must be a str, "
+            f"got {type(key).__name__}"
+        )
+    return key, None
+
+
 def _initial(
     tx: Tx, scope: str, tool: Tool | None, call: CallInput
 ) -> tuple[EffectEvent, str | None, str | None, str | None]:
@@ -75,9 +98,9 @@ def _initial(
         return EffectEvent.REJECT, None, None, result_json(note, True)
     key = None
     if tool.business_key is not None and tool.on_business_duplicate != "allow":
-        key = tool.business_key(call.arguments)
-        if type(key) is not str:
-            raise UsageError(f"business_key of tool {tool.name!r} must return a str")
+        key, refusal = _business_key(tool.name, tool.business_key, call.arguments)
+        if refusal is not None:
+            return EffectEvent.REJECT, None, None, result_json(refusal, True)
         row = tx.one(
             "SELECT effect_id, state, result FROM ledger_effects WHERE scope = ? AND tool = ? "
             "AND business_key = ? AND duplicate_of IS NULL",

@@ -11,6 +11,7 @@ any tool runs.
 from __future__ import annotations
 
 import functools
+import os
 import sqlite3
 import urllib.parse
 from collections.abc import Iterator, Sequence
@@ -18,9 +19,10 @@ from contextlib import contextmanager
 from typing import Any, Protocol
 
 from .._errors import UsageError
-from ._model import ConflictError, LedgerError
+from ._model import ConflictError, LedgerOpenError
+from ._url import redact, scrub, sqlite_path, store_kind
 
-__all__ = ["Store", "Tx", "open_store"]
+__all__ = ["Store", "Tx", "check_schema", "open_store"]
 
 Row = tuple[Any, ...]
 
@@ -64,6 +66,7 @@ class Tx(Protocol):
 class Store(Protocol):
     dialect: str
     url: str
+    errors: tuple[type[Exception], ...]  # the driver's errors (a database failed mid-way)
 
     def transaction(self) -> Any: ...  # a context manager yielding a Tx
     def read(self) -> Any: ...  # the same, for reads only (no write lock, no commit work)
@@ -100,20 +103,51 @@ class _SQLiteTx:
 class SQLiteStore:
     """A SQLite file: WAL, ``synchronous=FULL`` (an attempt record survives power loss),
     foreign keys on, one short ``BEGIN IMMEDIATE`` transaction per state change. One host:
-    SQLite's locking is only sound on a local file system."""
+    SQLite's locking is only sound on a local file system.
+
+    ``create=False`` opens an existing ledger only: the file is opened without creating
+    it, and it must hold a ledger before anything (even WAL mode) is written to it."""
 
     dialect = "sqlite"
+    errors: tuple[type[Exception], ...] = (sqlite3.Error,)
 
-    def __init__(self, url: str, path: str) -> None:
+    def __init__(self, url: str, path: str, *, create: bool = True) -> None:
         self.url = url
         self._path = path
-        self._conn = sqlite3.connect(path, isolation_level=None, timeout=30.0)
-        mode = self._conn.execute("PRAGMA journal_mode=WAL").fetchone()
-        if mode is None or str(mode[0]).lower() != "wal":
-            raise LedgerError(f"SQLite refused WAL mode for {path!r} (got {mode!r})")
-        self._conn.execute("PRAGMA synchronous=FULL")
-        self._conn.execute("PRAGMA foreign_keys=ON")
-        self._conn.execute("PRAGMA busy_timeout=30000")
+        try:
+            self._conn = self._connect(create)
+        except sqlite3.Error as exc:
+            raise LedgerOpenError(redact(url), _sqlite_cause(path, exc)) from None
+
+    def _connect(self, create: bool) -> sqlite3.Connection:
+        if create:
+            conn = sqlite3.connect(self._path, isolation_level=None, timeout=30.0)
+        else:
+            if not os.path.exists(self._path):
+                raise LedgerOpenError(
+                    redact(self.url),
+                    f"no such file {self._path!r} (only open_ledger(..., create=True) "
+                    "creates a ledger)",
+                )
+            target = f"file:{urllib.parse.quote(self._path)}?mode=rw"
+            conn = sqlite3.connect(target, isolation_level=None, timeout=30.0, uri=True)
+        try:
+            if not create and conn.execute(_SQLITE_HAS_LEDGER).fetchone() is None:
+                raise LedgerOpenError(
+                    redact(self.url), f"{self._path!r} is a SQLite database without a ledger"
+                )
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()
+            if mode is None or str(mode[0]).lower() != "wal":
+                raise LedgerOpenError(
+                    redact(self.url), f"SQLite refused WAL mode for {self._path!r} (got {mode!r})"
+                )
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("PRAGMA busy_timeout=30000")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
 
     @contextmanager
     def transaction(self) -> Iterator[Tx]:
@@ -135,11 +169,29 @@ class SQLiteStore:
 
     def reopen(self) -> SQLiteStore:
         """Another connection to the same file (for another thread: a SQLite connection
-        belongs to the thread that opened it)."""
-        return SQLiteStore(self.url, self._path)
+        belongs to the thread that opened it). The file exists by now: never create it."""
+        return SQLiteStore(self.url, self._path, create=False)
 
     def close(self) -> None:
         self._conn.close()
+
+
+_SQLITE_HAS_LEDGER = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ledger_meta'"
+
+
+def _sqlite_cause(path: str, exc: sqlite3.Error) -> str:
+    """Why SQLite could not open ``path``, in words an operator can act on."""
+    if os.path.isdir(path):
+        return f"{path!r} is a directory, not a ledger file"
+    if isinstance(exc, sqlite3.DatabaseError) and "not a database" in str(exc):
+        return f"{path!r} is not a SQLite database"
+    if not os.path.exists(path):
+        parent = os.path.dirname(path) or "."
+        if not os.path.isdir(parent):
+            return f"cannot create {path!r}: no directory {parent!r}"
+    elif not os.access(path, os.R_OK | os.W_OK):
+        return f"cannot open {path!r}: permission denied (a ledger needs read and write access)"
+    return f"cannot open {path!r}: {scrub(exc, '')}"
 
 
 class _PostgresTx:
@@ -176,11 +228,15 @@ class _PostgresTx:
 
 class PostgresStore:
     """PostgreSQL through psycopg 3 (the ``postgres`` extra): the database clock for
-    leases, ``FOR UPDATE SKIP LOCKED`` claims, advisory locks for run advancement."""
+    leases, ``FOR UPDATE SKIP LOCKED`` claims, advisory locks for run advancement.
+
+    ``schema`` puts the ledger's tables in that schema (the session's ``search_path``;
+    created with ``create=True``, required to exist otherwise). Without it, the tables go
+    where the URL's own ``search_path`` puts them (``public`` by default)."""
 
     dialect = "postgres"
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, schema: str | None = None, create: bool = True) -> None:
         try:
             import psycopg
         except ImportError:
@@ -188,8 +244,54 @@ class PostgresStore:
                 "a postgresql:// ledger needs psycopg 3: pip install 'callgate[postgres]'"
             ) from None
         self.url = url
+        self.schema = schema
+        self.errors: tuple[type[Exception], ...] = (psycopg.Error,)
         self._integrity_error: type[Exception] = psycopg.errors.IntegrityError
-        self._conn = psycopg.connect(url, autocommit=True)
+        try:
+            self._conn = psycopg.connect(url, autocommit=True)
+        except psycopg.ProgrammingError as exc:  # libpq could not parse the URL
+            raise UsageError(f"malformed ledger URL {redact(url)!r}: {scrub(exc, url)}") from None
+        except psycopg.Error as exc:
+            raise LedgerOpenError(redact(url), scrub(exc, url)) from None
+        try:
+            self._enter_schema(create)
+        except psycopg.Error as exc:
+            self._conn.close()
+            raise LedgerOpenError(self._where(), scrub(exc, url)) from None
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def _where(self) -> str:
+        where = redact(self.url)
+        return where if self.schema is None else f"{where} (schema {self.schema!r})"
+
+    def _enter_schema(self, create: bool) -> None:
+        from psycopg import sql
+
+        if self.schema is not None:
+            name = sql.Identifier(self.schema)
+            if create:
+                with self._conn.transaction():  # IF NOT EXISTS alone races a concurrent CREATE
+                    self._conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                                       ("callgate.ledger.schema",))  # fmt: skip
+                    self._conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(name))
+            elif (
+                self._conn.execute(
+                    "SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,)
+                ).fetchone()
+                is None
+            ):
+                raise LedgerOpenError(
+                    redact(self.url),
+                    f"no schema {self.schema!r} (only open_ledger(..., create=True) "
+                    "creates a ledger's schema)",
+                )
+            self._conn.execute(sql.SQL("SET search_path TO {}").format(name))
+        if not create:
+            row = self._conn.execute("SELECT to_regclass('ledger_meta')").fetchone()
+            if row is None or row[0] is None:
+                raise LedgerOpenError(self._where(), "no ledger here (no ledger_meta table)")
 
     @contextmanager
     def transaction(self) -> Iterator[Tx]:
@@ -203,24 +305,39 @@ class PostgresStore:
             yield _PostgresTx(cur, self._integrity_error)
 
     def reopen(self) -> PostgresStore:
-        """Another connection to the same database (and search path: it is in the URL)."""
-        return PostgresStore(self.url)
+        """Another connection to the same database and schema (the URL's search path, or
+        ``schema``), which exist by now: never create them."""
+        return PostgresStore(self.url, schema=self.schema, create=False)
 
     def close(self) -> None:
         self._conn.close()
 
 
-def open_store(url: str) -> Store:
-    """A store for ``sqlite:///path`` or ``postgresql://...``; raises UsageError otherwise."""
-    if type(url) is not str:
-        raise UsageError("the ledger URL must be a str")
-    parsed = urllib.parse.urlsplit(url)
-    if parsed.scheme == "sqlite":
-        # sqlite:///relative.db and sqlite:////absolute.db, as SQLAlchemy spells them.
-        path = url[len("sqlite:///") :] if url.startswith("sqlite:///") else ""
-        if not path:
-            raise UsageError("a SQLite ledger URL is sqlite:///path/to/file.db")
-        return SQLiteStore(url, path)
-    if parsed.scheme in ("postgresql", "postgres"):
-        return PostgresStore(url)
-    raise UsageError(f"unsupported ledger URL scheme {parsed.scheme!r} (sqlite or postgresql)")
+def check_schema(schema: object) -> str | None:
+    """``schema=`` as given, checked: None, or a PostgreSQL identifier (used quoted, so
+    exactly as spelled; at most 63 bytes, PostgreSQL would cut a longer one silently)."""
+    if schema is None:
+        return None
+    if type(schema) is not str or not schema or "\x00" in schema:
+        raise UsageError("schema must be a non-empty str (a PostgreSQL schema name)")
+    if len(schema.encode()) > 63:
+        raise UsageError(f"schema {schema!r} is longer than PostgreSQL's 63-byte names")
+    return schema
+
+
+def open_store(url: str, *, create: bool = True, schema: str | None = None) -> Store:
+    """A store for ``sqlite:///path`` or ``postgresql://...``.
+
+    ``create=False`` opens an existing ledger only (:class:`LedgerOpenError` otherwise);
+    ``schema`` is PostgreSQL's. Raises :class:`UsageError` for a bad URL or option,
+    :class:`LedgerOpenError` when the database cannot be opened."""
+    kind = store_kind(url)
+    schema = check_schema(schema)
+    if kind == "sqlite":
+        if schema is not None:
+            raise UsageError(
+                "schema= is a PostgreSQL option; a SQLite ledger is one file: give each "
+                "application its own file"
+            )
+        return SQLiteStore(url, sqlite_path(url), create=create)
+    return PostgresStore(url, schema=schema, create=create)

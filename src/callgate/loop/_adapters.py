@@ -3,8 +3,9 @@
 Each adapter knows its endpoint and headers, how tools are declared, the first request
 body, the event that names the provider turn (R5), how a turn is classified (calls, final
 answer or refusal), the continuation builder to call and whether a lost turn can be fetched
-again from the provider instead of re-asking the model. Only the rooms' public packages
-are used (looked up through :func:`callgate._protocols.room`).
+again from the provider instead of re-asking the model. What every room's Turn projects
+alike (``turn.id``, ``turn.text``) the loop reads from the turn itself. Only the rooms'
+public packages are used (looked up through :func:`callgate._protocols.room`).
 """
 
 from __future__ import annotations
@@ -168,10 +169,6 @@ def _am_kind(turn: Any) -> str:
     return "final"
 
 
-def _am_text(turn: Any) -> str:
-    return "".join(b.get("text", "") for b in turn.content if b.get("type") == "text")
-
-
 # -- Gemini Interactions ------------------------------------------------------------------
 
 
@@ -228,16 +225,6 @@ def _kind_unless(turn: Any, refused: str | None, protocol: str) -> str:
 def _gi_kind(turn: Any) -> str:
     refused = None if turn.status == "completed" else f"interaction status {turn.status!r}"
     return _kind_unless(turn, refused, "gemini_interactions")
-
-
-def _gi_text(turn: Any) -> str:
-    return "".join(
-        c.get("text", "")
-        for s in turn.steps
-        if s.get("type") == "model_output"
-        for c in s.get("content", ())
-        if isinstance(c, Mapping)
-    )
 
 
 # -- Gemini generateContent ---------------------------------------------------------------
@@ -302,9 +289,7 @@ class Adapter:
     first: Callable[[Any, Config], dict[str, Any]]
     next: Callable[[Any, Sequence[ToolResult], dict[str, Any], Config], dict[str, Any]]
     event_turn_id: Callable[[Mapping[str, Any]], Any]
-    turn_id: Callable[[Any], str | None]
     kind: Callable[[Any], str]
-    text: Callable[[Any], str]
     # The GET path (under base_url) that gives a stored turn back, by its id, and whether
     # its answer is an SSE stream ("sse") or a JSON body ("body"); None: not retrievable.
     retrieve: Callable[[str], tuple[str, str]] | None
@@ -336,9 +321,7 @@ ADAPTERS: dict[str, Adapter] = {
         first=_oai_first,
         next=_oai_next,
         event_turn_id=_oai_id,
-        turn_id=lambda turn: turn.response_id,
         kind=_oai_kind,
-        text=lambda turn: turn.text,
         retrieve=lambda turn_id: (f"/responses/{turn_id}", "body"),
     ),
     "anthropic_messages": Adapter(
@@ -349,9 +332,7 @@ ADAPTERS: dict[str, Adapter] = {
         first=_am_first,
         next=_am_next,
         event_turn_id=_am_id,
-        turn_id=lambda turn: turn.message_id,
         kind=_am_kind,
-        text=_am_text,
         retrieve=None,
     ),
     "gemini_interactions": Adapter(
@@ -362,9 +343,7 @@ ADAPTERS: dict[str, Adapter] = {
         first=_gi_first,
         next=_gi_next,
         event_turn_id=_gi_id,
-        turn_id=lambda turn: turn.interaction_id,
         kind=_gi_kind,
-        text=_gi_text,
         retrieve=lambda turn_id: (f"/v1/interactions/{turn_id}?stream=true", "sse"),
     ),
     "gemini_generate_content": Adapter(
@@ -375,9 +354,7 @@ ADAPTERS: dict[str, Adapter] = {
         first=_ggc_first,
         next=_ggc_next,
         event_turn_id=_ggc_id,
-        turn_id=lambda turn: turn.response.get("responseId"),
         kind=_ggc_kind,
-        text=lambda turn: turn.text,
         retrieve=None,
         route=_ggc_route,
     ),

@@ -216,7 +216,7 @@ class LoopCore(Failures):
     ) -> LoopResult | None:
         turn = reparse(self._adapter.room(), self._ledger.turn_snapshot(run_id, seq))
         if self._adapter.kind(turn) == "final":
-            return self._result(run_id, "final", text=self._adapter.text(turn))
+            return self._result(run_id, "final", text=turn.text)
         for effect in self._turn_effects(run_id, seq):
             if (
                 effect.state is EffectState.UNKNOWN
@@ -286,7 +286,7 @@ class LoopCore(Failures):
     ) -> tuple[Any, Any, str]:
         snapshot = feed.snapshot()
         turn = feed.parser.finish()
-        tid = feed.watch.turn_id or self._adapter.turn_id(turn)
+        tid = feed.watch.turn_id or turn.id
         if tid is None:  # an unstored Gemini interaction has no id: a local one
             tid = f"local-{req.request_id[:24]}"
         if feed.watch.turn_id is None:

@@ -15,7 +15,7 @@ import itertools
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 __all__ = ["Journal", "JournalEntry", "redact_headers"]
@@ -101,6 +101,27 @@ class JournalEntry:
 
 _FIELDS = tuple(f.name for f in dataclasses.fields(JournalEntry))
 
+EntryObserver = Callable[[JournalEntry], None]
+
+
+class _ObservedEntry(JournalEntry):
+    """An entry that tells the journal's observer when it closes (a slot, not a field:
+    what an entry serializes to is unchanged)."""
+
+    __slots__ = ("_observer",)
+    _observer: EntryObserver
+
+    def close(
+        self,
+        status: int,
+        response: Any,
+        outcome: str,
+        location: str | None = None,
+        problems: tuple[str, ...] = (),
+    ) -> None:
+        JournalEntry.close(self, status, response, outcome, location, problems)
+        self._observer(self)
+
 
 class _Lane:
     """One test id's entries, oldest first, and how many of them the caps dropped."""
@@ -129,6 +150,13 @@ class Journal:
         self._next_seq = 0
         self._dropped = 0
         self._lock = threading.Lock()
+        self._observer: EntryObserver | None = None
+
+    def observe(self, observer: EntryObserver | None) -> None:
+        """Call ``observer(entry)`` once each later entry is closed (its answer complete),
+        on the server's thread: ``callgate serve`` prints its request log this way. It
+        must not raise. ``None`` stops it. Entries opened before keep the old setting."""
+        self._observer = observer
 
     def begin(
         self,
@@ -146,12 +174,15 @@ class Journal:
         """Open an entry; ``redacted``: ``headers`` is a fresh dict already redacted (as
         :func:`redact_headers` returns), kept as it is."""
         # Positional: one entry per request, and keyword construction costs twice as much.
-        entry = JournalEntry(
+        observer = self._observer
+        entry = (JournalEntry if observer is None else _ObservedEntry)(
             -1, test_id, conversation, protocol, method, path,
             _redact_query(query) if query else query,
             headers if redacted else redact_headers(headers),  # type: ignore[arg-type]
             body, time.time(),
         )  # fmt: skip
+        if observer is not None:
+            entry._observer = observer  # type: ignore[attr-defined]
         entries = self._entries
         with self._lock:
             entry.seq = seq = self._next_seq

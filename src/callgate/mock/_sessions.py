@@ -67,7 +67,9 @@ def register(state: MockState, test_id: str, script: Script) -> dict[str, Any]:
             )
         state.reset(test_id)
         session = state.registered[test_id] = Session(test_id, script)
-        return _status_of(state, session, registered=True)
+        answer = _status_of(state, session, registered=True)
+    _tell(state, "registered", answer)
+    return answer
 
 
 def drop(state: MockState, test_id: str) -> dict[str, Any]:
@@ -82,7 +84,15 @@ def drop(state: MockState, test_id: str) -> dict[str, Any]:
         state.reset(test_id)
         if state.default_test_id == test_id:
             state.default_test_id = "default"
-        return final
+    _tell(state, "dropped", final)
+    return final
+
+
+def _tell(state: MockState, event: str, answer: dict[str, Any]) -> None:
+    """The state's session observer, called outside the lock."""
+    observer = state.session_observer
+    if observer is not None:
+        observer(event, answer)
 
 
 def status(state: MockState, test_id: str | None = None) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from ._faults_spec import Armed
@@ -120,6 +121,9 @@ class MockState:
         # Sessions with a script of their own, kept until dropped (see ``_sessions``).
         self.registered: dict[str, Session] = {}
         self.default_test_id = "default"
+        # Told (event, status object) when a session is registered or dropped: the hook
+        # ``callgate serve`` logs with (see ``_sessions``). Must not raise.
+        self.session_observer: Callable[[str, dict[str, Any]], None] | None = None
         # Set when the server shuts down, so streams held open on purpose can end.
         self.closing = threading.Event()
 

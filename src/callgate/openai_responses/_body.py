@@ -29,8 +29,10 @@ from ._turn import (
     ProviderErrorInfo,
     Turn,
     completion_problem,
+    error_info,
     incomplete_info,
     make_turn,
+    provider_error,
     release_calls,
 )
 
@@ -58,7 +60,9 @@ def parse_response(
     :class:`~callgate.ProviderError` for status ``failed``, ``incomplete`` or
     ``cancelled``, or a completed Response that carries an ``error`` or
     ``incomplete_details``; :class:`~callgate.SequenceError` for a Response that is not
-    terminal (``queued``/``in_progress``); :class:`~callgate.JSONError` for invalid JSON
+    terminal (``queued``/``in_progress``); :class:`~callgate.ProviderError` for the API's
+    error object (``{"error": {...}}``, no ``status``), with its ``type``, ``code`` and
+    ``message``; :class:`~callgate.JSONError` for invalid JSON
     text; :class:`~callgate.UnsupportedProviderState` / :class:`~callgate.SchemaError` /
     :class:`~callgate.JSONError` for items and arguments as the stream parser does; the
     error's ``turn`` holds the parsed items with no calls. Raises
@@ -97,6 +101,12 @@ def _gate(
     if type(response) is not dict:
         raise SchemaError("response body is not a JSON object")
     state["response"] = response
+    if "status" not in response and type(response.get("error")) is dict:
+        # The API's error object ({"error": {...}}, a non-2xx body): a Response always has
+        # a status, so this is the provider reporting a failure, typed as the stream's
+        # error event is.
+        state["error"] = info = error_info("error_body", response["error"], None)
+        raise provider_error(info, "the API answered with an error object")
     rid, status, output = response.get("id"), response.get("status"), response.get("output")
     if type(rid) is not str:
         raise SchemaError("response lacks a string 'id'")

@@ -145,9 +145,11 @@ class Handlers:
         self._final_items = final_items
 
     def _on_error(self, obj: dict[str, Any], spec: EventSpec) -> None:
-        # Flat or nested: the event refuses the turn whatever its details hold.
+        # Flat or nested: the event refuses the turn whatever its details hold. The flat
+        # form's ``type`` is the event's own ("error"), not an error type: not reported.
         nested = obj.get("error")
-        self._error_info = error_info("error_event", nested if type(nested) is dict else obj, obj)
+        details = nested if type(nested) is dict else dict(obj, type=None)
+        self._error_info = error_info("error_event", details, obj)
 
     def refuse_error(self, obj: dict[str, Any], spec: EventSpec) -> NoReturn:
         """A non-error event that carries a truthy top-level ``error``: the SDK raises
@@ -392,7 +394,7 @@ class Handlers:
         completed response; :class:`ProviderError` after an ``error`` event or another
         terminal; :class:`TruncatedStreamError` without a terminal."""
         if state is State.ERRORED or (
-            state is State.TERMINATED and self._terminal != "response.completed"
+            state is State.DONE and self._terminal != "response.completed"
         ):
             info = self._error_info
             what = info.source if info is not None else "response.failed"
@@ -403,7 +405,7 @@ class Handlers:
                 error_code=info.code if info is not None else None,
                 provider_message=info.message if info is not None else None,
             )
-        if state is not State.TERMINATED or self._final_items is None:
+        if state is not State.DONE or self._final_items is None:
             raise TruncatedStreamError("the stream ended before its terminal event")
         return make_turn(
             response_id=self._response_id,

@@ -3,9 +3,10 @@
 The parser decodes, checks each event's frame (``type``, ``sequence_number``, the event
 budget), looks the (state, type) pair up once in its rows of ``_state.TRANSITIONS`` and
 calls the bound handler of its :class:`~._handlers.Handlers`. Every handler raises the typed
-error it means; :meth:`Parser._fail` is the one boundary, through
-:func:`callgate._errors.at_boundary`. On the hot path (argument deltas) an event costs one
-row lookup, a few dict reads and one list append.
+error it means; the parser is a :class:`callgate._feed.Boundary`, so the input mode, event
+counting, the event copy and the one failure path (through
+:func:`callgate._errors.at_boundary`) are the kernel's. On the hot path (argument deltas)
+an event costs one row lookup, a few dict reads and one list append.
 """
 
 from __future__ import annotations
@@ -13,20 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
-from .._digest import canonical_bytes
 from .._errors import (
-    STRAY_ERRORS,
-    CallgateError,
-    JSONError,
-    LimitExceededError,
     SchemaError,
     SequenceError,
     TruncatedStreamError,
     UnsupportedProviderState,
     UsageError,
-    at_boundary,
 )
-from .._feed import wire_mapping
+from .._feed import BYTES, CAUGHT, EVENTS, Boundary, copy_event, wire_mapping
 from .._fields import check_limits_and_baseline
 from .._json import loads_strict
 from .._limits import DEFAULT_LIMITS, Limits
@@ -41,33 +36,23 @@ from ._turn import Turn
 __all__ = ["Parser", "parse_stream"]
 
 _DONE_MARKER: Final = "[DONE]"
-_CAUGHT: Final = (CallgateError, *STRAY_ERRORS)
-_SDK_HINT: Final = 'pass the SDK event itself, or its to_dict(mode="json")'
-_Handler = Callable[[dict[str, Any], EventSpec], None]
-_Plan = tuple[tuple[State, str, EventSpec, str, Fields, State], ...]
 
 
-def _plan(specs: Mapping[str, EventSpec]) -> _Plan:
-    """The rows of ``TRANSITIONS`` for one baseline's registry, with the fields the
-    dispatcher checks (argument deltas check their own, inline: the hot path)."""
-    return tuple(
-        (
-            state,
-            name,
-            specs[name],
-            handler,
-            () if handler == "args_delta" else specs[name].fields,
-            nxt,
-        )
-        for (state, name), (handler, nxt) in TRANSITIONS.items()
-        if name in specs
-    )
+def _extras(specs: Mapping[str, EventSpec]) -> Callable[[str], tuple[EventSpec, Fields] | None]:
+    """Per wire type, what a row adds after (handler, next state, next row): the spec and
+    the fields the dispatcher checks (argument deltas check their own, inline: the hot
+    path); a type the baseline lacks has no row."""
+
+    def extras(name: str) -> tuple[EventSpec, Fields] | None:
+        spec = specs.get(name)
+        if spec is None:
+            return None
+        return spec, () if spec.handler == "args_delta" else spec.fields
+
+    return extras
 
 
-_PLANS: Final = {baseline: _plan(specs) for baseline, specs in BASELINE_EVENTS.items()}
-
-
-class Parser:
+class Parser(Boundary[State]):
     """Incremental, sans-IO parser of one OpenAI Responses stream.
 
     Feed raw SSE bytes with :meth:`feed_bytes` (any chunking) or decoded wire objects with
@@ -85,21 +70,8 @@ class Parser:
     returns the same turn again.
     """
 
-    __slots__ = (
-        "_decoder",
-        "_done_marker",
-        "_error",
-        "_event_index",
-        "_handlers",
-        "_last_seq",
-        "_limits",
-        "_mode",
-        "_row",
-        "_specs",
-        "_state",
-        "_turn",
-        "_wire_type",
-    )
+    __slots__ = ("_decoder", "_done_marker", "_handlers", "_last_seq", "_specs")
+    PROVIDER = PROVIDER
 
     def __init__(
         self,
@@ -109,29 +81,13 @@ class Parser:
         request: Mapping[str, Any] | None = None,
     ):
         check_limits_and_baseline(limits, baseline, BASELINE_EVENTS)
-        self._limits = limits
         self._handlers = handlers = Handlers(limits, baseline, request_copy(request))
+        self._specs = specs = BASELINE_EVENTS[baseline]
+        # Row entries: (bound handler, next state, next state's row, spec, fields to check).
+        self._bind(limits, TRANSITIONS, handlers, State, _extras(specs))
         self._decoder = SSEDecoder(limits=limits)
-        self._specs = BASELINE_EVENTS[baseline]
-        self._state = State.START
-        self._error: CallgateError | None = None
-        self._turn: Turn | None = None
-        self._mode: str | None = None
-        self._event_index = -1
-        self._wire_type: str | None = None
         self._last_seq = -1
         self._done_marker = False
-        # One dict per state: wire type -> (spec, bound handler, fields to check, next
-        # state, next state's row). The dispatcher keeps the current row, so each event
-        # is one string-keyed lookup.
-        rows: dict[State, dict[str, Any]] = {state: {} for state in State}
-        bound: dict[str, _Handler] = {}
-        for state, name, spec, handler, fields, nxt in _PLANS[baseline]:
-            method = bound.get(handler)
-            if method is None:
-                method = bound[handler] = getattr(handlers, "_on_" + handler)
-            rows[state][name] = (spec, method, fields, nxt, rows[nxt])
-        self._row: dict[str, Any] = rows[State.START]
 
     # -- public ----------------------------------------------------------------------
 
@@ -140,22 +96,22 @@ class Parser:
         subclass on the first violation; the parser then stays failed. A chunk that is
         not bytes-like, or a parser fed with :meth:`feed_event`, is a
         :class:`~callgate.UsageError` and leaves the parser usable."""
-        self._check_usable()
+        self._check_usable(BYTES)
         if not isinstance(chunk, bytes | bytearray | memoryview):
             raise UsageError(f"feed_bytes() takes bytes, not {type(chunk).__name__}")
-        self._check_mode("bytes")
+        self._mode = BYTES
         limits = self._limits
         apply = self._apply
         try:
             for event in self._decoder.feed(chunk):
+                self._events += 1  # the decoder bounds the count
                 data = event.data
                 if data == _DONE_MARKER:
                     self._on_done_marker()
                     continue
                 apply(loads_strict(data, limits=limits), event.event)
-        except _CAUGHT as exc:
-            err = self._fail(exc)
-            raise err from (None if err is exc else exc)
+        except CAUGHT as exc:
+            self._fail(exc)
 
     def feed_event(self, obj: Any) -> None:
         """Feed one decoded wire event: a mapping, or an SDK event object as it is
@@ -165,19 +121,16 @@ class Parser:
         :class:`~callgate.JSONError`); any other ``obj``, or a parser fed with
         :meth:`feed_bytes`, is a :class:`~callgate.UsageError` and leaves the parser
         usable."""
-        self._check_usable()
+        self._check_usable(EVENTS)
         if type(obj) is not dict:
             obj = wire_mapping(obj, "feed_event()")
-        self._check_mode("event")
+        self._mode = EVENTS
         try:
-            try:
-                data = canonical_bytes(dict(obj))
-            except UsageError as exc:
-                raise JSONError(f"event is not a JSON value ({_SDK_HINT}): {exc.message}") from None
-            self._apply(loads_strict(data, limits=self._limits), None)
-        except _CAUGHT as exc:
-            err = self._fail(exc)
-            raise err from (None if err is exc else exc)
+            self._wire_type = None
+            self._count_event()
+            self._apply(copy_event(obj, self._limits)[0], None)
+        except CAUGHT as exc:
+            self._fail(exc)
 
     def finish(self) -> Turn:
         """End the stream and return the turn.
@@ -188,41 +141,19 @@ class Parser:
         re-raises an earlier error. Idempotent after success.
         """
         if self._turn is not None:
-            return self._turn
-        if self._error is not None:
-            raise self._error
+            return self._turn  # type: ignore[no-any-return]
+        self._check_usable(None)
         try:
             self._decoder.finish()
-            self._turn = self._handlers.final_turn(self._state)
-        except _CAUGHT as exc:
-            err = self._fail(exc)
-            raise err from (None if err is exc else exc)
-        return self._turn
-
-    @property
-    def state(self) -> State:
-        """The stream-level state (see ``TRANSITIONS``)."""
-        return self._state
+            turn = self._handlers.final_turn(self._state)
+        except CAUGHT as exc:
+            self._fail(exc)
+        self._turn = turn
+        return turn
 
     # -- internals -------------------------------------------------------------------
 
-    def _check_usable(self) -> None:
-        if self._error is not None:
-            raise self._error
-        if self._turn is not None:
-            raise UsageError("Parser.finish() was already called")
-
-    def _check_mode(self, mode: str) -> None:
-        if self._mode != mode:
-            if self._mode is not None:
-                raise UsageError(
-                    f"this parser is fed with feed_{self._mode}(); one parser takes one "
-                    f"input mode, so feed_{mode}() needs a new Parser"
-                )
-            self._mode = mode
-
     def _apply(self, obj: Any, sse_name: str | None) -> None:
-        self._event_index += 1
         if type(obj) is not dict:
             raise SchemaError(f"event is a JSON {type(obj).__name__}, not an object")
         etype = obj.get("type")
@@ -241,15 +172,9 @@ class Parser:
         if seq <= self._last_seq:
             raise SequenceError(f"sequence_number {seq} does not increase past {self._last_seq}")
         self._last_seq = seq
-        if self._event_index >= self._limits.max_events_per_stream:
-            raise LimitExceededError(
-                "too many events in one stream",
-                limit="max_events_per_stream",
-                bound=self._limits.max_events_per_stream,
-            )
         if entry is None:
             raise SequenceError(f"{etype} is not allowed in state {self._state.value}")
-        spec, handler, fields, nxt, row = entry
+        handler, nxt, row, spec, fields = entry
         # The SDK raises APIError on any event with a truthy top-level `error`.
         if obj.get("error") and spec.kind != Kind.ERROR:
             self._handlers.refuse_error(obj, spec)
@@ -261,25 +186,15 @@ class Parser:
         self._row = row
 
     def _on_done_marker(self) -> None:
-        self._event_index += 1
         self._wire_type = _DONE_MARKER
-        if self._state is not State.TERMINATED:
+        if self._state is not State.DONE:
             raise TruncatedStreamError("[DONE] arrived before the terminal event")
         if self._done_marker:
             raise SequenceError("a second [DONE]")
         self._done_marker = True
 
-    def _fail(self, exc: BaseException) -> CallgateError:
-        err = at_boundary(
-            exc,
-            provider=PROVIDER,
-            event_index=self._event_index,
-            wire_type=self._wire_type,
-            partial_turn=self._handlers.partial_turn,
-        )
-        self._state = State.FAILED
-        self._error = err
-        return err
+    def _partial_turn(self) -> Turn | None:
+        return self._handlers.partial_turn()
 
 
 def _field_problem(obj: dict[str, Any], name: str) -> str:

@@ -12,11 +12,15 @@ one terminal: ``response.completed``, ``response.incomplete`` or ``response.fail
 ``error`` event may stand in for the terminal or precede ``response.failed``. Every event
 carries a ``sequence_number``.
 
-The stream-level machine is one table, ``TRANSITIONS[(state, wire type)] -> (handler,
-next state)``, written by kind in :data:`BY_KIND` and expanded over the registries of
-``_events`` (which name each type's kind and handler). A (state, type) pair that is absent
-is a :class:`~callgate.SequenceError`; ``FAILED`` and ``TERMINATED`` have no row, so
-"nothing is legal after a failure or a terminal" is a fact of the table. Item-level rules
+The stream-level machine is one table, ``TRANSITIONS[(state, wire type)] -> (handler
+name, next state)``, written by kind in :data:`BY_KIND` and expanded over the registries
+of ``_events`` (which name each type's kind and handler). A (state, type) pair that is
+absent is a :class:`~callgate.SequenceError`; ``FAILED`` and ``DONE`` (the end state) have
+no row, so "nothing is legal after a failure or a terminal" is a fact of the table. A row
+whose handler always raises (a type callgate does not support) leads to ``FAILED``. The
+``error`` event is not such a row: ``response.failed`` may follow it (and is then
+checked), so it leads to ``ERRORED`` and :meth:`finish` raises the provider's error.
+Item-level rules
 live in ``_assembly`` (:class:`~._assembly.OpenItem`, :class:`~._assembly.Part`) and the
 handlers:
 
@@ -52,7 +56,7 @@ class State(enum.Enum):
     START = "start"  # nothing yet
     OPEN = "open"  # response.created seen, no terminal yet
     ERRORED = "errored"  # an `error` event was seen; only response.failed may follow
-    TERMINATED = "terminated"  # one terminal seen; nothing may follow
+    DONE = "done"  # one terminal seen; nothing may follow
     FAILED = "failed"  # the parser raised; it stays failed
 
 
@@ -67,11 +71,11 @@ BY_KIND: Final[Mapping[tuple[State, str], State]] = MappingProxyType(
         (_S.OPEN, Kind.ITEM): _S.OPEN,
         (_S.OPEN, Kind.ITEM_DONE): _S.OPEN,
         (_S.OPEN, Kind.GLOBAL): _S.OPEN,
-        (_S.OPEN, Kind.TERMINAL): _S.TERMINATED,
-        (_S.OPEN, Kind.FAILURE): _S.TERMINATED,
+        (_S.OPEN, Kind.TERMINAL): _S.DONE,
+        (_S.OPEN, Kind.FAILURE): _S.DONE,
         (_S.OPEN, Kind.ERROR): _S.ERRORED,
         # After an in-stream error only the failed terminal may follow.
-        (_S.ERRORED, Kind.FAILURE): _S.TERMINATED,
+        (_S.ERRORED, Kind.FAILURE): _S.DONE,
     }
 )
 
@@ -87,9 +91,12 @@ def _specs() -> dict[str, EventSpec]:
     return union
 
 
+#: The handler that always raises: its rows lead to ``FAILED``.
+_RAISES: Final = "unsupported"
+
 TRANSITIONS: Final[Mapping[tuple[State, str], tuple[str, State]]] = MappingProxyType(
     {
-        (state, name): (spec.handler, nxt)
+        (state, name): ("_on_" + spec.handler, _S.FAILED if spec.handler == _RAISES else nxt)
         for name, spec in _specs().items()
         for (state, kind), nxt in BY_KIND.items()
         if kind == spec.kind

@@ -56,7 +56,8 @@ class ProviderErrorInfo:
     of those on a Response that claims to be completed.
 
     ``source`` is ``"error_event"``, ``"error_field"`` (a truthy top-level ``error`` object
-    on another event), ``"response.failed"``, ``"response.incomplete"``,
+    on another event), ``"error_body"`` (the API's error object instead of a Response),
+    ``"response.failed"``, ``"response.incomplete"``,
     ``"response.cancelled"`` or ``"response.completed"``; ``raw`` the provider's object as
     received.
     """
@@ -106,6 +107,11 @@ class Turn:
     hosted_calls: tuple[HostedCall, ...] = ()
     citations: tuple[Citation, ...] = ()
     warnings: tuple[str, ...] = ()
+
+    @property
+    def id(self) -> str | None:
+        """The turn's id in every room's name: here ``response_id``."""
+        return self.response_id
 
 
 def _snapshot_digest(

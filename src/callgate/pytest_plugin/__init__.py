@@ -32,13 +32,15 @@ so installing callgate without its extras never breaks a pytest run.
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Generator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ._http import SharedHttp
 from ._view import CallgateServer, script_problems
 
 if TYPE_CHECKING:
@@ -96,13 +98,41 @@ def _coerce_script(value: Any, base: Path) -> Script:
     if isinstance(value, ScriptBuilder):
         return value.build()
     if isinstance(value, Mapping):
-        return Script.from_dict(dict(value))
+        try:
+            text = json.dumps(value, sort_keys=True, allow_nan=False)
+        except (TypeError, ValueError):  # not JSON: let the loader say why
+            return Script.from_dict(dict(value))
+        return _parsed(("dict", text), lambda: Script.from_dict(dict(value)))
     if isinstance(value, str | os.PathLike):
-        return load_script(base / os.fspath(value))
+        path = base / os.fspath(value)
+        try:
+            stat = path.stat()
+        except OSError:
+            return load_script(path)  # raises the ScriptError naming the file
+        return _parsed(
+            ("file", str(path), stat.st_mtime_ns, stat.st_size), lambda: load_script(path)
+        )
     raise TypeError(
         "callgate_script must give a Script, a ScriptBuilder, a script dict or a path, "
         f"not {type(value).__name__}"
     )
+
+
+# Scripts are immutable, so the tests of a suite that serve the same file or dict share one
+# parse (each is still a session of its own): parsing and schema-checking it is most of
+# the plugin's own per-test work otherwise.
+_PARSED: dict[tuple[Any, ...], Script] = {}
+_MAX_PARSED = 64
+
+
+def _parsed(key: tuple[Any, ...], parse: Callable[[], Script]) -> Script:
+    found = _PARSED.get(key)
+    if found is None:
+        found = parse()
+        if len(_PARSED) >= _MAX_PARSED:
+            _PARSED.clear()
+        _PARSED[key] = found
+    return found
 
 
 @pytest.fixture
@@ -158,6 +188,15 @@ def _callgate_shared() -> Generator[_Shared, None, None]:
         yield _Shared(mock)
 
 
+@pytest.fixture(scope="session")
+def _callgate_http() -> Generator[SharedHttp, None, None]:
+    """The connection pool and SSL context the SDK clients of this pytest session share
+    (see ``_http``), closed when the session ends."""
+    http = SharedHttp()
+    yield http
+    http.close()
+
+
 def _per_test(request: pytest.FixtureRequest) -> bool:
     if request.node.get_closest_marker(_OWN_SERVER_MARKER) is not None:
         return True
@@ -173,16 +212,19 @@ def callgate_server(
     from ..mock import MockServer
 
     script = _coerce_script(callgate_script, request.path.parent)
+    http: SharedHttp = request.getfixturevalue("_callgate_http")
     if _per_test(request):
         with MockServer(script) as mock:
-            yield from _serving(request, CallgateServer(mock))
+            yield from _serving(request, CallgateServer(mock, http=http))
         return
     shared: _Shared = request.getfixturevalue("_callgate_shared")
     mock = shared.mock
     mock.reset()  # what earlier tests left (late requests) is not this test's
     test_id = shared.test_id(request.node.nodeid)
     mock.register(test_id, script, default=True)
-    server = CallgateServer(mock, script, test_id=test_id, registered=True, retired=shared.retired)
+    server = CallgateServer(
+        mock, script, test_id=test_id, registered=True, retired=shared.retired, http=http
+    )
     try:
         yield from _serving(request, server)
     finally:

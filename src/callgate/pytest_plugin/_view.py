@@ -6,7 +6,10 @@ Only the standard library is imported here; each SDK and the mock when first nee
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence, Set
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
+
+from ._http import SharedHttp
 
 if TYPE_CHECKING:
     from ..mock import Journal, Mismatch, MockServer, Script
@@ -30,6 +33,11 @@ class CallgateServer:
     ``ImportError`` when the SDK is not installed. Synchronous clients are closed when the
     test ends (:meth:`close_clients`); close async clients yourself (``async with``),
     inside the event loop that used them.
+
+    Unless ``http_client`` (or Gemini's ``http_options`` client settings) is given, the
+    clients share the pytest session's connection pool and SSL context (``http``; see
+    ``_http``): a helper call costs well under a millisecond instead of ~20 ms, and
+    closing a client never closes what the others share.
     """
 
     def __init__(
@@ -40,8 +48,11 @@ class CallgateServer:
         test_id: str = "default",
         registered: bool = False,
         retired: Set[str] = frozenset(),
+        http: SharedHttp | None = None,
     ) -> None:
         self.mock = mock
+        self._own_http = http is None
+        self._http = SharedHttp() if http is None else http
         self._retired = retired
         self.test_id = test_id
         self._script = script if script is not None else mock.script
@@ -146,10 +157,23 @@ class CallgateServer:
         found = {TEST_ID_HEADER: test_id, CONVERSATION_HEADER: conversation}
         return {name: value for name, value in found.items() if value is not None}
 
+    def _share(self, sdk: Any, kwargs: dict[str, Any], *, sync: bool) -> None:
+        """Give the SDK client the session's HTTP client unless one was given."""
+        if "http_client" not in kwargs:
+            http = self._http
+            kwargs["http_client"] = http.sync_client(sdk) if sync else http.async_client(sdk)
+
     def _openai_kwargs(
-        self, test_id: str | None, conversation: str | None, azure: bool, kwargs: dict[str, Any]
+        self,
+        test_id: str | None,
+        conversation: str | None,
+        azure: bool,
+        kwargs: dict[str, Any],
+        *,
+        sync: bool,
     ) -> dict[str, Any]:
         base = self.azure_openai_base_url if azure else self.openai_base_url
+        self._share(openai_sdk(), kwargs, sync=sync)
         return _sdk_kwargs(
             {"base_url": base, "api_key": _API_KEY, "max_retries": 0},
             self.headers(test_id, conversation),
@@ -167,7 +191,9 @@ class CallgateServer:
         """An ``openai.OpenAI`` on the mock (``azure=True``: the Azure v1 route)."""
         import openai
 
-        client = openai.OpenAI(**self._openai_kwargs(test_id, conversation, azure, kwargs))
+        client = openai.OpenAI(
+            **self._openai_kwargs(test_id, conversation, azure, kwargs, sync=True)
+        )
         self._sync_clients.append(client)
         return client
 
@@ -182,7 +208,9 @@ class CallgateServer:
         """An ``openai.AsyncOpenAI`` on the mock."""
         import openai
 
-        return openai.AsyncOpenAI(**self._openai_kwargs(test_id, conversation, azure, kwargs))
+        return openai.AsyncOpenAI(
+            **self._openai_kwargs(test_id, conversation, azure, kwargs, sync=False)
+        )
 
     def anthropic_client(
         self, *, test_id: str | None = None, conversation: str | None = None, **kwargs: Any
@@ -190,6 +218,7 @@ class CallgateServer:
         """An ``anthropic.Anthropic`` on the mock."""
         import anthropic
 
+        self._share(anthropic, kwargs, sync=True)
         defaults = {"base_url": self.anthropic_base_url, "api_key": _API_KEY, "max_retries": 0}
         client = anthropic.Anthropic(
             **_sdk_kwargs(defaults, self.headers(test_id, conversation), kwargs)
@@ -203,6 +232,7 @@ class CallgateServer:
         """An ``anthropic.AsyncAnthropic`` on the mock."""
         import anthropic
 
+        self._share(anthropic, kwargs, sync=False)
         defaults = {"base_url": self.anthropic_base_url, "api_key": _API_KEY, "max_retries": 0}
         return anthropic.AsyncAnthropic(
             **_sdk_kwargs(defaults, self.headers(test_id, conversation), kwargs)
@@ -226,6 +256,13 @@ class CallgateServer:
             "retry_options": {"attempts": 1},
             **given,
         }
+        if not {"client_args", "async_client_args", "httpx_client", "httpx_async_client"} & set(
+            given
+        ):  # the SDK builds its two HTTP clients over the session's SSL context
+            context = self._http.ssl_context()
+            options["client_args"] = {"verify": context, "trust_env": False}
+            # "ssl": what its WebSocket (Live API) context is built from, else a new one.
+            options["async_client_args"] = {"verify": context, "trust_env": False, "ssl": context}
         options["headers"] = {**self.headers(test_id, conversation), **given.get("headers", {})}
         kwargs.setdefault("api_key", _API_KEY)
         client = genai.Client(http_options=options, **kwargs)
@@ -237,6 +274,14 @@ class CallgateServer:
         clients, self._sync_clients = self._sync_clients, []
         for client in clients:
             client.close()
+        if self._own_http:
+            self._http.close()
+
+
+def openai_sdk() -> ModuleType:
+    import openai
+
+    return openai
 
 
 def _sdk_kwargs(

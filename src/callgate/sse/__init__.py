@@ -1,6 +1,8 @@
-"""Strict Server-Sent Events: a sans-IO decoder and a canonical encoder."""
+"""Strict Server-Sent Events: a sans-IO decoder, a canonical encoder, and the strict
+``data:``-only framer of generateContent streams."""
 
+from ._data import DataFramer
 from ._decoder import ServerSentEvent, SSEDecoder
 from ._encoder import encode_event, encode_json_events
 
-__all__ = ["SSEDecoder", "ServerSentEvent", "encode_event", "encode_json_events"]
+__all__ = ["DataFramer", "SSEDecoder", "ServerSentEvent", "encode_event", "encode_json_events"]

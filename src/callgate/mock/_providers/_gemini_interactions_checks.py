@@ -24,20 +24,12 @@ from typing import Any
 
 from .._http import Reply
 from .._store_state import SessionStore
+from ._gemini_interactions_errors import gemini_error, not_found
 from ._gemini_interactions_hosted import check_declarations
 
-__all__ = ["check", "gemini_error", "not_found"]
+__all__ = ["check"]
 
 _PROTOCOL = "gemini_interactions"
-
-
-def gemini_error(status: int, message: str, google_status: str) -> Reply:
-    """``{"error": {"code", "message", "status"}}`` (google.rpc.Status as JSON)."""
-    return Reply(status, {"error": {"code": status, "message": message, "status": google_status}})
-
-
-def not_found(interaction_id: Any) -> Reply:
-    return gemini_error(404, f"Interaction {interaction_id!r} was not found.", "NOT_FOUND")
 
 
 def _previous_problem(
@@ -57,14 +49,13 @@ def _previous_problem(
             400,
             f"previous_interaction_id {previous!r} names an interaction created with "
             "store=false; only stored interactions can be continued by id.",
-            "INVALID_ARGUMENT",
         )
     if found.cancelled and "gemini_previous_interaction_active" in on:
         return gemini_error(
             400,
             f"previous_interaction_id {previous!r} names a cancelled interaction; it cannot "
             "be continued.",
-            "FAILED_PRECONDITION",
+            "failed_precondition",
         )
     return None
 
@@ -93,7 +84,7 @@ def check(store: SessionStore, body: dict[str, Any], on: Collection[str]) -> Rep
     """The first problem the enabled checks find, as Google's error; ``None`` if none."""
     declared = check_declarations(body) if "gemini_hosted_tool_declaration" in on else None
     if declared is not None:
-        return gemini_error(400, declared, "INVALID_ARGUMENT")
+        return gemini_error(400, declared)
     problem = _previous_problem(store, body, on)
     if problem is not None:
         return problem
@@ -105,7 +96,6 @@ def check(store: SessionStore, body: dict[str, Any], on: Collection[str]) -> Rep
             f"{nested[0]}: a function_result is not user_input content; in Interactions v1 "
             "user_input content is text, image, audio, document or video. Send the result as "
             'a step of its own in input: {"type": "function_result", "call_id", "result"}.',
-            "INVALID_ARGUMENT",
         )
     previous_id = body.get("previous_interaction_id")
     previous = store.get(_PROTOCOL, previous_id)
@@ -126,7 +116,6 @@ def check(store: SessionStore, body: dict[str, Any], on: Collection[str]) -> Rep
                     400,
                     f"input[{position}]: function_result call_id {step.get('call_id')!r} does "
                     "not match any function_call of the previous interaction or earlier in input.",
-                    "INVALID_ARGUMENT",
                 )
     if "gemini_call_has_result" in on:
         last_result: dict[Any, int] = {}
@@ -145,7 +134,6 @@ def check(store: SessionStore, body: dict[str, Any], on: Collection[str]) -> Rep
                         if nested
                         else ""
                     ),
-                    "INVALID_ARGUMENT",
                 )
         for position, step in enumerate(steps):
             if _kind(step) == "function_call" and last_result.get(step.get("id"), -1) < position:
@@ -153,6 +141,5 @@ def check(store: SessionStore, body: dict[str, Any], on: Collection[str]) -> Rep
                     400,
                     f"input[{position}]: function_call {step.get('id')!r} ({step.get('name')}) "
                     "has no function_result after it in input.",
-                    "INVALID_ARGUMENT",
                 )
     return None

@@ -2,9 +2,10 @@
 
 Auth (``x-goog-api-key`` or ``?key=``), the versioned create and stored-interaction routes
 (``v1`` and ``v1beta``), the request view, rendering through the room's ``_render`` seam,
-error bodies (``google.rpc.Status``, with ``RetryInfo``/``QuotaFailure`` details: Gemini
-sends no rate-limit headers), the in-stream error event, truncation and the native
-checks (:mod:`._gemini_interactions_checks`).
+error bodies (the Interactions API's ``{"error": {"code": "<documented code>", "message"}}``,
+:mod:`._gemini_interactions_errors`, with a retry hint in ``details``: Gemini sends no
+rate-limit headers), the in-stream error event, truncation and the native checks
+(:mod:`._gemini_interactions_checks`).
 
 Stored interactions: an interaction is stored unless ``store: false``.
 ``GET /gemini/{v}/interactions/{id}`` returns it with its whole timeline: for every hop
@@ -39,7 +40,8 @@ from .._http import Reply, begin_entry, header, reply_response, session_of, sse_
 from .._render_turn import arguments, usage
 from .._requests import FunctionResult, RequestView, last_text, list_of, texts, tool_names
 from . import Endpoint, Event, Ids, Provider, RenderedTurn
-from ._gemini_interactions_checks import check, gemini_error, not_found
+from . import _gemini_interactions_errors as errors
+from ._gemini_interactions_checks import check
 from ._gemini_interactions_hosted import check_hosted, hosted_specs, hosted_types
 from ._request_valid import SWITCHES, validator
 
@@ -66,6 +68,10 @@ CHECKS = (
 _CONTENT_TYPES = frozenset({"text", "image", "audio", "document", "video"})
 
 
+# -- google.rpc.Status: the generateContent provider's shape (an unknown version is refused by
+# Google's front end); the Interactions routes answer in their own (_gemini_interactions_errors)
+
+
 def auth(request: Request) -> Reply | None:
     if header(request, b"x-goog-api-key") or request.query_params.get("key"):
         return None
@@ -78,8 +84,6 @@ def _unknown_version(request: Request) -> Reply | None:
         return None
     return Reply(404, error_body(404, "unknown API version"))
 
-
-# -- errors -----------------------------------------------------------------------------------
 
 _STATUS = {
     400: "INVALID_ARGUMENT",
@@ -317,10 +321,9 @@ def _resume(state: MockState, found: Record, last_event_id: str | None) -> Reply
     if last_event_id is not None:
         ids = [event.get("event_id") for event in full.events]
         if last_event_id not in ids:
-            return gemini_error(
+            return errors.gemini_error(
                 400,
                 f"last_event_id {last_event_id!r} is not an event of interaction {found.id!r}.",
-                "INVALID_ARGUMENT",
             )
         start = ids.index(last_event_id) + 1
     return b"".join(full.frames[start:])
@@ -329,11 +332,11 @@ def _resume(state: MockState, found: Record, last_event_id: str | None) -> Reply
 def _cancel(state: MockState, session: Session, found: Record) -> Reply:
     status = "cancelled" if found.cancelled else _store.final_object(state, found).get("status")
     if status != "requires_action":
-        return gemini_error(
+        return errors.gemini_error(
             400,
             f"Interaction {found.id!r} is {status}; only an interaction in progress or "
             "waiting in requires_action can be cancelled.",
-            "FAILED_PRECONDITION",
+            "failed_precondition",
         )
     found.cancelled = True
     return Reply(200, _interaction(state, session, found, echo=False))
@@ -343,7 +346,7 @@ def _stored_route(action: str) -> Any:
     async def endpoint(request: Request) -> Response:
         state, session = session_of(request)
         entry = begin_entry(request, state, _PROTOCOL)
-        refused = _unknown_version(request) or auth(request)
+        refused = _unknown_version(request) or errors.auth(request)
         if refused is not None:
             return reply_response(entry, refused, "rejected")
         interaction_id = request.path_params["interaction_id"]
@@ -352,7 +355,7 @@ def _stored_route(action: str) -> Any:
         with state.lock:
             found = session.store.referable(_PROTOCOL, interaction_id)
             if found is None:
-                sent = not_found(interaction_id)
+                sent = errors.not_found(interaction_id)
             elif action == "delete":
                 found.deleted = True
                 sent = Reply(200, {})
@@ -386,7 +389,7 @@ PROVIDER = Provider(
     endpoints=(
         Endpoint(
             "/gemini/{version:str}/interactions",
-            auth,
+            errors.auth,
             tuple(f"/gemini/{v}/interactions" for v in _VERSIONS),
             refuse=_unknown_version,
         ),
@@ -396,8 +399,8 @@ PROVIDER = Provider(
     render=render,
     encode=_render.encode_sse,
     event_name=_event_name,
-    error_body=error_body,
-    http_error=http_error,
+    error_body=lambda status, message: errors.error_body(status, message),
+    http_error=errors.http_error,
     error_event=error_event,
     truncate=truncate,
     fault_options=frozenset({"duplicate_different", "argument_deltas"}),
