@@ -1,6 +1,7 @@
 """Ledger throughput: calls per second through record -> claim -> commit.
 
     PYTHONPATH=src python bench/ledger.py [--calls 200] [--pg-calls 400]
+    PYTHONPATH=src python bench/ledger.py --compare OTHER/src [--rounds 5] [--dir /dev/shm]
 
 Phases, all in one run so the figures are comparable as ratios:
 
@@ -16,6 +17,12 @@ Phases, all in one run so the figures are comparable as ratios:
 4. PostgreSQL (``CALLGATE_TEST_POSTGRES_URL``), 1 and 8 worker processes, each recording
    its calls and claiming any ready effect (``SKIP LOCKED``); duplicate executions are
    counted from what the tools saw.
+
+``--compare OTHER/src`` instead runs only the SQLite phases, in child processes over this
+tree's ``src`` (or ``--this``) and over OTHER's, interleaved round by round (the order
+flips each round), and prints the median ratio (this tree / OTHER) of calls per second and
+of CPU seconds per call. ``--dir /dev/shm`` puts the files on tmpfs, where an fsync costs
+next to nothing, so the rate shows the ledger's own work rather than the disk's.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import multiprocessing
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -119,12 +127,42 @@ def one_turn(ledger: Ledger, run_id: str, turn: int, batch: int, path: str) -> l
     return [e.effect_id for e in effects]
 
 
-def sqlite_phase(db: Path, calls: int, batch: int, path: str) -> float:
+def sqlite_phase(db: Path, calls: int, batch: int, path: str) -> tuple[float, float]:
+    """(calls per second, CPU seconds per call) of one SQLite phase."""
     with open_ledger(f"sqlite:///{db}", tools=[_tool()]) as ledger:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         for turn in range(calls // batch):
             one_turn(ledger, "bench", turn, batch, path)
-        return (calls // batch * batch) / (time.perf_counter() - start)
+        done = calls // batch * batch
+        return done / (time.perf_counter() - start), (time.process_time() - cpu) / done
+
+
+def compare(this_src: Path, other_src: Path, work: Path, calls: int, rounds: int) -> None:
+    """``this_src`` against ``other_src`` in the same interleaved rounds (see the docstring)."""
+    trees = {"new": this_src, "old": other_src}
+    for kind in PATHS:
+        for batch in (1, 8):
+            got: dict[str, list[tuple[float, float]]] = {"new": [], "old": []}
+            for n in range(rounds):
+                for name in ("new", "old") if n % 2 == 0 else ("old", "new"):
+                    db = work / f"c{name}{kind}{batch}{n}.db"
+                    argv = [sys.executable, __file__, "--phase", "sqlite", "--calls", str(calls)]
+                    argv += ["--batch", str(batch), "--path-kind", kind, "--path", str(db)]
+                    env = {**os.environ, "PYTHONPATH": str(trees[name])}
+                    out = subprocess.run(argv, check=True, capture_output=True, text=True, env=env)
+                    rate, cpu = out.stdout.split("RATE")[1].split()
+                    got[name].append((float(rate), float(cpu)))
+            ratios = [new[0] / old[0] for new, old in zip(got["new"], got["old"], strict=True)]
+            cpus = [new[1] / old[1] for new, old in zip(got["new"], got["old"], strict=True)]
+            old_rate = statistics.median(r for r, _ in got["old"])
+            new_rate = statistics.median(r for r, _ in got["new"])
+            print(
+                f"{kind}, {batch} call(s)/turn: old {old_rate:,.1f} calls/s, new "
+                f"{new_rate:,.1f}; new/old rate median {statistics.median(ratios):.3f} "
+                f"(min {min(ratios):.3f}, max {max(ratios):.3f}); CPU/call new/old median "
+                f"{statistics.median(cpus):.3f}",
+                flush=True,
+            )
 
 
 def count_fsyncs(argv: list[str], calls: int) -> float | None:
@@ -237,16 +275,27 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=1, help=argparse.SUPPRESS)
     parser.add_argument("--path-kind", default="steps", help=argparse.SUPPRESS)
     parser.add_argument("--path", help=argparse.SUPPRESS)
+    parser.add_argument("--compare", type=Path, help="another tree's src/ to compare against")
+    parser.add_argument("--this", type=Path, default=ROOT / "src", help="the tree to time")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--dir", type=Path, help="where the database files go")
     args = parser.parse_args()
-    if args.phase == "sqlite":  # the child that strace counts
-        sqlite_phase(Path(args.path), args.calls, args.batch, args.path_kind)
+    if args.phase == "sqlite":  # the child that strace counts (and --compare times)
+        rate, cpu = sqlite_phase(Path(args.path), args.calls, args.batch, args.path_kind)
+        print("RATE", rate, cpu)
         return
-    work = Path(tempfile.mkdtemp(prefix="ledger-bench-"))
+    work = Path(tempfile.mkdtemp(prefix="ledger-bench-", dir=args.dir))
+    if args.compare is not None:
+        try:
+            compare(args.this.resolve(), args.compare.resolve(), work, args.calls, args.rounds)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return
     try:
         for kind in PATHS:
             for batch in (1, 8):
                 ceiling = fsync_rate(work)  # measured next to each phase: the disk drifts
-                rate = sqlite_phase(work / f"l{kind}{batch}.db", args.calls, batch, kind)
+                rate, _ = sqlite_phase(work / f"l{kind}{batch}.db", args.calls, batch, kind)
                 argv = [
                     sys.executable,
                     __file__,

@@ -229,7 +229,7 @@ def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
 
 
 def _pending(ledger: Any, args: argparse.Namespace) -> int:
-    from .ledger._operator import DEFAULT_PENDING
+    from .ledger import DEFAULT_PENDING
 
     effects = ledger.pending(_states(args.state) or DEFAULT_PENDING, run_id=args.run)
     lines = [_line(e) for e in effects] or ["nothing pending"]

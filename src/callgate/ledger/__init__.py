@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .._errors import UsageError
+from ._decisions import DEFAULT_PENDING, Approval
 from ._leases import LeaseKeeper
 from ._ledger import UNKNOWN_OUTCOME, FaultHook, Ledger
 from ._model import (
@@ -40,26 +41,40 @@ from ._model import (
     TurnInput,
     iso_utc,
 )
-from ._operator import DEFAULT_PENDING
 from ._outbox import LocalTx, OutboxMessage
 from ._schema import SCHEMA_VERSION, migrate
 from ._store import open_store
-from ._transitions import TRANSITIONS, is_legal_trail
+from ._transitions import (
+    OUTBOX_TRANSITIONS,
+    REQUEST_IN_DOUBT,
+    REQUEST_TRANSITIONS,
+    TRANSITIONS,
+    EffectEvent,
+    OutboxEvent,
+    OutboxState,
+    RequestEvent,
+    is_legal_trail,
+)
 from ._url import redact, scrub
 from ._waits import waits_for
 
 __all__ = [
     "DEFAULT_PENDING",
+    "OUTBOX_TRANSITIONS",
+    "REQUEST_IN_DOUBT",
+    "REQUEST_TRANSITIONS",
     "SCHEMA_VERSION",
     "TRANSITIONS",
     "UNKNOWN_OUTCOME",
     "Applied",
+    "Approval",
     "ApprovalError",
     "AuditEvent",
     "CallInput",
     "Claim",
     "ConflictError",
     "EffectClass",
+    "EffectEvent",
     "EffectFailed",
     "EffectRecord",
     "EffectState",
@@ -72,8 +87,11 @@ __all__ = [
     "LedgerOpenError",
     "LocalTx",
     "NotApplied",
+    "OutboxEvent",
     "OutboxMessage",
+    "OutboxState",
     "RecoveryReport",
+    "RequestEvent",
     "RequestRecord",
     "RequestState",
     "RunBusyError",

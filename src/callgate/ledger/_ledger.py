@@ -10,8 +10,11 @@ The loop drives it in this order (rules R1-R5 of docs/ledger.md)::
     results = ledger.results(run_id, turn_seq)             # None while anything is open
     next_req = ledger.record_request(..., carries_turn=turn_seq)   # identify() delivers them
 
-Operator and recovery functions (approve, deny, resolve, verify, pending, recover) live in
-``_operator``; the outbox relay in ``_outbox``.
+Every state write goes through ``_transitions.move`` (one table per machine). The methods
+here are thin: recording a turn's effects is ``_record``, an attempt (claim, settle)
+``_attempts``, recovery (lose, recover, verify) ``_recovery``, a person's decisions
+(approve, deny, resolve) ``_decisions``, the outbox ``_outbox``; each takes the
+transaction or the store, never the ledger.
 """
 
 from __future__ import annotations
@@ -21,46 +24,32 @@ from typing import Any
 
 from .._errors import UsageError
 from .._results import ToolResult
-from . import _operator, _outbox, _record
+from . import _attempts, _decisions, _outbox, _record, _recovery
+from ._decisions import DEFAULT_PENDING, Approval
 from ._leases import LeaseKeeper
 from ._model import (
-    SETTLED,
-    UNRESOLVED,
     AuditEvent,
     Claim,
-    ConflictError,
     EffectClass,
     EffectFailed,
     EffectRecord,
     EffectState,
     FencedError,
     RecoveryReport,
-    RequestState,
     RunLease,
     Tool,
     ToolContext,
     TurnInput,
 )
-from ._requests import OPEN_REQUEST, RunsAndRequests
-from ._rows import (
-    EFFECT_COLUMNS,
-    EVENT_COLUMNS,
-    RawSQL,
-    audit,
-    dump,
-    effect_from_row,
-    event_from_row,
-    load,
-    model_output,
-    result_json,
-    select_effects,
-)
+from ._outbox import OutboxMessage
+from ._record import UNKNOWN_OUTCOME
+from ._requests import RunsAndRequests
+from ._rows import EVENT_COLUMNS, event_from_row, load, one_effect, select_effects
 from ._store import Store, Tx
-from ._transitions import next_state
+from ._transitions import EffectEvent, move
 
 __all__ = ["UNKNOWN_OUTCOME", "Ledger"]
 
-UNKNOWN_OUTCOME = "outcome unknown; do not retry this call"
 FaultHook = Callable[[str], None]
 
 
@@ -160,79 +149,16 @@ class Ledger(RunsAndRequests):
             req = self._request(tx, request_id)
             tx.lock_run(self._run_key(req.run_id))
             self._check_lease(tx, req.run_id, lease)
-            existing = tx.one(
-                "SELECT turn_seq, turn_digest FROM ledger_turns "
-                "WHERE scope = ? AND run_id = ? AND provider_turn_id = ?",
-                (self.scope, req.run_id, turn.provider_turn_id),
-            )
-            if existing is not None:
-                return self._same_turn(tx, req.run_id, int(existing[0]), existing[1], turn, digests)
-            if req.state not in OPEN_REQUEST:
-                raise ConflictError(f"request {request_id!r} is {req.state.value}")
-            if req.provider_turn_id not in (None, turn.provider_turn_id):
-                raise ConflictError(
-                    f"request {request_id!r} was identified as {req.provider_turn_id!r}"
-                )
-            row = tx.one(
-                "SELECT COALESCE(MAX(turn_seq), 0) FROM ledger_turns "
-                "WHERE scope = ? AND run_id = ?",
-                (self.scope, req.run_id),
-            )
-            turn_seq = int(row[0]) + 1 if row else 1
-            tx.run(
-                "INSERT INTO ledger_turns (scope, run_id, turn_seq, request_id, provider, "
-                "provider_turn_id, turn_digest, snapshot, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, {now})",
-                (
-                    self.scope,
-                    req.run_id,
-                    turn_seq,
-                    request_id,
-                    turn.provider,
-                    turn.provider_turn_id,
-                    turn.digest,
-                    dump(turn.snapshot),
-                ),
-            )
-            self._move_request(
+            return _record.record_turn(
                 tx,
+                self.scope,
+                self._tools,
                 req,
-                RequestState.TURN_PERSISTED,
-                "record_turn",
-                provider_turn_id=turn.provider_turn_id,
+                turn,
+                digests,
+                claim_as=claim_as,
+                lease_seconds=lease_seconds,
             )
-            if req.carries_turn is not None:  # a turn answering it: the provider accepted it
-                self._deliver(tx, req.run_id, req.carries_turn, request_id)
-            _record.insert_effects(self, tx, req.run_id, turn_seq, turn, digests)
-            if claim_as is not None:
-                _record.claim_turn(self, tx, req.run_id, turn_seq, claim_as, lease_seconds)
-            return tuple(
-                select_effects(
-                    tx,
-                    "scope = ? AND run_id = ? AND turn_seq = ? ORDER BY position",
-                    (self.scope, req.run_id, turn_seq),
-                )
-            )
-
-    def _same_turn(
-        self, tx: Tx, run_id: str, turn_seq: int, digest: str, turn: TurnInput, digests: list[str]
-    ) -> tuple[EffectRecord, ...]:
-        if digest != turn.digest:
-            raise ConflictError(
-                f"provider turn {turn.provider_turn_id!r} is recorded with another digest"
-            )
-        effects = select_effects(
-            tx,
-            "scope = ? AND run_id = ? AND turn_seq = ? ORDER BY position",
-            (self.scope, run_id, turn_seq),
-        )
-        recorded = [(e.call_id, e.args_digest) for e in effects]
-        offered = [(c.call_id, d) for c, d in zip(turn.calls, digests, strict=True)]
-        if recorded != offered:
-            raise ConflictError(
-                f"provider turn {turn.provider_turn_id!r} is recorded with other calls/arguments"
-            )
-        return tuple(effects)
 
     def turn_snapshot(self, run_id: str, turn_seq: int) -> Any:
         with self._store.read() as tx:
@@ -242,19 +168,13 @@ class Ledger(RunsAndRequests):
             )
         if row is None:
             raise UsageError(f"no turn {turn_seq} in run {run_id!r}")
-        return _load_text(row[0])
+        return load(row[0])
 
     # -- effects --------------------------------------------------------------------------
 
     def effect(self, effect_id: str) -> EffectRecord:
         with self._store.read() as tx:
-            return self._effect(tx, effect_id)
-
-    def _effect(self, tx: Tx, effect_id: str) -> EffectRecord:
-        found = select_effects(tx, "effect_id = ?", (effect_id,))
-        if not found:
-            raise UsageError(f"no effect {effect_id!r}")
-        return found[0]
+            return one_effect(tx, effect_id)
 
     def effects(self, run_id: str) -> tuple[EffectRecord, ...]:
         """The run's effects in turn and call order."""
@@ -280,43 +200,17 @@ class Ledger(RunsAndRequests):
     ) -> EffectRecord | None:
         """Apply one table transition if the effect is still in ``effect.state`` (and, when
         ``fence_epoch`` is given, still at that epoch); audit it. None if it moved on."""
-        target = next_state(effect.state, event)
-        sets = sets or {}
-        assignments = "".join(f", {column} = {value}" for column, value in _sql_sets(sets))
-        params: list[Any] = [target.value, *_params(sets), effect.effect_id, effect.state.value]
-        fence = ""
-        if fence_epoch is not None:
-            fence = " AND epoch = ?"
-            params.append(fence_epoch)
-        row = tx.one(
-            f"UPDATE ledger_effects SET state = ?, version = version + 1, "  # noqa: S608
-            f"updated_at = {{now}}{assignments} WHERE effect_id = ? AND state = ?{fence} "
-            f"RETURNING {EFFECT_COLUMNS}",
-            params,
+        fence = None if fence_epoch is None else {"epoch": fence_epoch}
+        return move(
+            tx, effect, EffectEvent(event), actor=actor, sets=sets, fence=fence, detail=detail
         )
-        if row is None:
-            return None
-        moved = effect_from_row(row)
-        audit(
-            tx,
-            scope=moved.scope,
-            run_id=moved.run_id,
-            effect_id=moved.effect_id,
-            from_state=effect.state.value,
-            to_state=target.value,
-            event=event,
-            actor=actor,
-            epoch=moved.epoch,
-            detail=detail,
-        )
-        return moved
 
     def claim(self, effect_id: str, *, worker_id: str, lease_seconds: float = 30.0) -> Claim | None:
         """Claim a ``ready`` effect for one attempt under a fenced lease; None if it is not
         ready (someone else claimed it, or it is settled). Consumes the approval in the same
         transaction when the tool needs one; raises :class:`ApprovalError` (and moves the
         effect back to ``awaiting_approval``) when none is valid."""
-        return _record.claim_where(self, "effect_id = ?", (effect_id,), worker_id, lease_seconds)
+        return self._claim("effect_id = ?", (effect_id,), worker_id, lease_seconds)
 
     def claim_next(
         self, *, worker_id: str, run_id: str | None = None, lease_seconds: float = 30.0
@@ -330,7 +224,18 @@ class Ledger(RunsAndRequests):
             f"effect_id = (SELECT effect_id FROM ledger_effects WHERE {where} "  # noqa: S608
             "ORDER BY created_at, turn_seq, position LIMIT 1 {skip_locked})"
         )
-        return _record.claim_where(self, inner, params, worker_id, lease_seconds)
+        return self._claim(inner, params, worker_id, lease_seconds)
+
+    def _claim(self, where: str, params: Any, worker_id: str, lease_seconds: float) -> Claim | None:
+        return _attempts.claim_where(
+            self._store,
+            where,
+            params,
+            worker_id,
+            lease_seconds,
+            tools=self._tools,
+            policy_version=self.policy_version,
+        )
 
     def held_claim(self, effect: EffectRecord) -> Claim:
         """The claim an ``executing`` record stands for (e.g. from ``record_turn(claim_as=)``).
@@ -353,14 +258,7 @@ class Ledger(RunsAndRequests):
         :class:`FencedError` if the claim is no longer current: settled, or recovered
         after its lease ran out (both move the epoch or the state). Like :meth:`settle`,
         fenced by the epoch: a lease that ran out while nobody recovered it is extended."""
-        with self._store.transaction() as tx:
-            row = tx.one(
-                "UPDATE ledger_effects SET lease_until = {now} + ? WHERE effect_id = ? "
-                "AND state = 'executing' AND epoch = ? RETURNING epoch",
-                (lease_seconds, claim.effect_id, claim.epoch),
-            )
-        if row is None:
-            raise FencedError(f"claim epoch {claim.epoch} of {claim.effect_id!r} is fenced")
+        _attempts.heartbeat(self._store, claim, lease_seconds)
 
     def settle(
         self, claim: Claim, output: Any, *, is_error: bool = False, applied: bool = True
@@ -369,41 +267,12 @@ class Ledger(RunsAndRequests):
         effect applied, ``output`` is what the model sees) or, with ``applied=False``,
         ``failed`` (definitely not applied; an error result). A fenced write is kept in
         ``late_results`` and raises :class:`FencedError`; nothing is overwritten."""
-        event = "commit" if applied else "fail"
-        text = result_json(model_output(output), is_error or not applied)
-        with self._store.transaction() as tx:
-            moved = self._settle_tx(tx, claim, event, text)
-            if moved is not None:
-                return moved
-            tx.run(
-                "INSERT INTO ledger_late_results (effect_id, epoch, worker_id, result, at) "
-                "VALUES (?, ?, ?, ?, {now})",
-                (claim.effect_id, claim.epoch, claim.worker_id, text),
-            )
-        raise FencedError(f"claim epoch {claim.epoch} of {claim.effect_id!r} is fenced")
-
-    def _settle_tx(self, tx: Tx, claim: Claim, event: str, text: str) -> EffectRecord | None:
-        current = self._effect(tx, claim.effect_id)
-        if current.state is not EffectState.EXECUTING or current.epoch != claim.epoch:
-            return None
-        return self.transition(
-            tx,
-            current,
-            event,
-            actor=claim.worker_id,
-            fence_epoch=claim.epoch,
-            sets={"result": text, "lease_owner": None, "lease_until": None},
-        )
+        return _attempts.settle(self._store, claim, output, is_error=is_error, applied=applied)
 
     def late_results(self, effect_id: str) -> tuple[tuple[int, str, Any], ...]:
         """Results that arrived after their claim was fenced: (epoch, worker, result)."""
         with self._store.read() as tx:
-            rows = tx.rows(
-                "SELECT epoch, worker_id, result FROM ledger_late_results "
-                "WHERE effect_id = ? ORDER BY seq",
-                (effect_id,),
-            )
-        return tuple((int(r[0]), r[1], _load_text(r[2])) for r in rows)
+            return _attempts.late_results(tx, effect_id)
 
     def execute(
         self,
@@ -433,7 +302,7 @@ class Ledger(RunsAndRequests):
         self._fault("after_claim")
         ctx = ToolContext(claim.effect_id, claim.idempotency_token, claim.attempt, tool.name)
         if tool.effect is EffectClass.LOCAL_TX:
-            return _outbox.run_local(self, claim, tool, ctx)
+            return _outbox.run_local(self._store, claim, tool, ctx, self._fault)
         try:
             output = tool.run(claim.arguments, ctx)
         except EffectFailed as exc:
@@ -441,7 +310,8 @@ class Ledger(RunsAndRequests):
         except Exception as exc:  # the effect may have applied: in doubt
             if tool.effect is EffectClass.READ:
                 return self._settle_quietly(claim, f"error: {exc}", applied=False)
-            return _operator.lose(self, claim, detail=f"{type(exc).__name__}: {exc}")
+            with self._store.transaction() as tx:
+                return _recovery.lose(tx, claim, detail=f"{type(exc).__name__}: {exc}")
         self._fault("after_return")
         record = self._settle_quietly(claim, output, applied=True)
         self._fault("after_commit")
@@ -459,36 +329,7 @@ class Ledger(RunsAndRequests):
         """The turn's results in call order, for the continuation; None while any effect is
         still open (or unresolved under the run's ``hold`` policy)."""
         with self._store.read() as tx:
-            row = tx.one(
-                "SELECT unresolved FROM ledger_runs WHERE scope = ? AND run_id = ?",
-                (self.scope, run_id),
-            )
-            effects = select_effects(
-                tx,
-                "scope = ? AND run_id = ? AND turn_seq = ? ORDER BY position",
-                (self.scope, run_id, turn_seq),
-            )
-        report = row is not None and row[0] == "report"
-        out: list[ToolResult] = []
-        for effect in effects:
-            if (effect.state in SETTLED or effect.state is EffectState.DELIVERED) and effect.result:
-                out.append(effect.result)
-            elif report and effect.state in UNRESOLVED:
-                out.append(ToolResult(effect.call_id, UNKNOWN_OUTCOME, is_error=True))
-            else:
-                return None
-        return tuple(out)
-
-    def _deliver(self, tx: Tx, run_id: str, turn_seq: int, request_id: str) -> None:
-        for effect in select_effects(
-            tx,
-            "scope = ? AND run_id = ? AND turn_seq = ? ORDER BY position",
-            (self.scope, run_id, turn_seq),
-        ):
-            if effect.state in SETTLED:
-                self.transition(
-                    tx, effect, "deliver", actor="ledger", sets={"delivered_request_id": request_id}
-                )
+            return _record.results(tx, self.scope, run_id, turn_seq)
 
     def audit(self, effect_id: str) -> tuple[AuditEvent, ...]:
         with self._store.read() as tx:
@@ -498,29 +339,119 @@ class Ledger(RunsAndRequests):
             )
         return tuple(event_from_row(row) for row in rows)
 
-    # -- operator and recovery (delegated) ------------------------------------------------
+    # -- a person's decisions (_decisions) ------------------------------------------------
 
-    approve = _operator.approve
-    deny = _operator.deny
-    resolve = _operator.resolve
-    verify = _operator.verify
-    pending = _operator.pending
-    approvals = _operator.approvals
+    def approve(
+        self,
+        effect_id: str,
+        *,
+        actor: str,
+        reason: str = "",
+        expires_in: float = 3600.0,
+        approval_id: str | None = None,
+    ) -> EffectRecord:
+        """Grant one single-use approval (bound to the effect's digests and the ledger's policy
+        version) and move ``awaiting_approval`` -> ``ready``. Raises ConflictError otherwise."""
+        with self._store.transaction() as tx:
+            return _decisions.approve(
+                tx,
+                effect_id,
+                actor=actor,
+                reason=reason,
+                expires_in=expires_in,
+                approval_id=approval_id,
+                policy_version=self.policy_version,
+            )
+
+    def deny(self, effect_id: str, *, actor: str, reason: str) -> EffectRecord:
+        """Deny the call: ``rejected`` with an error result the model will see."""
+        with self._store.transaction() as tx:
+            return _decisions.deny(tx, effect_id, actor=actor, reason=reason)
+
+    def approvals(self, effect_id: str) -> tuple[Approval, ...]:
+        """(approval_id, actor, consumed_epoch or None, expired) per approval, oldest first."""
+        with self._store.read() as tx:
+            return _decisions.approvals(tx, effect_id)
+
+    def resolve(
+        self,
+        effect_id: str,
+        *,
+        expected_version: int,
+        decision_id: str,
+        action: str,
+        result: Any = None,
+        reason: str,
+        actor: str,
+    ) -> EffectRecord:
+        """An operator's decision on an ``unknown`` / ``needs_operator`` effect: ``commit``
+        (it applied; ``result`` is what the model sees), ``fail`` (it did not; an error
+        result) or ``retry`` (run it again; a new approval where the tool needs one).
+        Idempotent per ``decision_id``; a stale ``expected_version`` or a reused id raises
+        ConflictError."""
+        _decisions.check_resolve(action, result)
+        with self._store.transaction() as tx:
+            return _decisions.resolve(
+                tx,
+                effect_id,
+                expected_version=expected_version,
+                decision_id=decision_id,
+                action=action,
+                result=result,
+                reason=reason,
+                actor=actor,
+            )
+
+    def pending(
+        self,
+        states: Iterable[EffectState | str] = DEFAULT_PENDING,
+        *,
+        run_id: str | None = None,
+    ) -> tuple[EffectRecord, ...]:
+        """Effects of the scope in ``states``; by default the ones that wait: for an
+        approval, an operator, a verifier, or a worker's lease (``executing``: the record's
+        ``lease_owner`` and ``lease_until`` say whose, and until when on the database clock).
+        :func:`~callgate.ledger.waits_for` says it in words."""
+        with self._store.read() as tx:
+            return _decisions.pending(tx, self.scope, states, run_id)
+
+    # -- recovery (_recovery) and the outbox (_outbox) ------------------------------------
+
+    def verify(
+        self, effect_id: str, *, worker_id: str = "verifier", lease_seconds: float = 30.0
+    ) -> EffectRecord:
+        """Ask a VERIFIABLE tool whether an ``unknown`` effect applied, and settle accordingly:
+        Applied -> committed, NotApplied -> ready (or awaiting_approval), Inconclusive ->
+        unknown, not asked again before its ``settle_seconds`` have passed. Returns the record
+        unchanged when it is not ``unknown`` or not yet due."""
+        effect = self.effect(effect_id)
+        tool = self._tools.get(effect.tool)
+        return _recovery.verify(
+            self._store, effect, tool, worker_id=worker_id, lease_seconds=lease_seconds
+        )
 
     def recover(self, worker_id: str) -> RecoveryReport:
-        return _operator.recover(self, worker_id)
+        """Move expired leases to ``unknown`` and apply each class's policy; report the model
+        requests left before ``turn_persisted`` (R5) and the runs that can be resumed."""
+        with self._store.transaction() as tx:
+            return _recovery.recover(tx, self.scope, worker_id)
 
-    relay = _outbox.relay
-
-
-def _load_text(text: str) -> Any:
-    return load(text)
-
-
-def _sql_sets(sets: dict[str, Any]) -> list[tuple[str, str]]:
-    """``column = value`` pairs; a :class:`RawSQL` value is inlined (e.g. ``epoch + 1``)."""
-    return [(k, v.sql if isinstance(v, RawSQL) else "?") for k, v in sets.items()]
-
-
-def _params(sets: dict[str, Any]) -> list[Any]:
-    return [v for v in sets.values() if not isinstance(v, RawSQL)]
+    def relay(
+        self,
+        send: Callable[[OutboxMessage], None],
+        *,
+        worker_id: str,
+        lease_seconds: float = 30.0,
+        limit: int = 100,
+    ) -> int:
+        """Send up to ``limit`` pending outbox rows (and ones whose sending lease expired);
+        return how many were sent. If ``send`` raises, the row goes back to pending and the
+        exception propagates."""
+        return _outbox.relay(
+            self._store,
+            send,
+            worker_id=worker_id,
+            lease_seconds=lease_seconds,
+            limit=limit,
+            fault=self._fault,
+        )

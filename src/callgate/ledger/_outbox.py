@@ -11,27 +11,18 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._digest import canonical_digest
+from ._attempts import settle, settle_tx
 from ._model import Claim, EffectFailed, EffectRecord, FencedError, Tool, ToolContext
-from ._rows import dump, load, model_output, result_json
-from ._store import Row, Tx
-
-if TYPE_CHECKING:
-    from ._ledger import Ledger
+from ._rows import OutboxMessage, RawSQL, dump, model_output, one_effect, result_json
+from ._store import Row, Store, Tx
+from ._transitions import OUTBOX, EffectEvent, OutboxEvent, OutboxState, move_row, move_where
 
 __all__ = ["LocalTx", "OutboxMessage", "relay", "run_local"]
 
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class OutboxMessage:
-    outbox_id: str
-    effect_id: str
-    topic: str
-    payload: Any
-    idempotency_token: str
-    attempt: int
+FaultHook = Callable[[str], None]
 
 
 class LocalTx:
@@ -58,8 +49,15 @@ class LocalTx:
         self._count += 1
         self._tx.run(
             "INSERT INTO ledger_outbox (outbox_id, effect_id, topic, payload, idempotency_token, "
-            "state, attempts, created_at) VALUES (?, ?, ?, ?, ?, 'pending', 0, {now})",
-            (outbox_id, self._effect_id, topic, dump(payload), token),
+            "state, attempts, created_at) VALUES (?, ?, ?, ?, ?, ?, 0, {now})",
+            (
+                outbox_id,
+                self._effect_id,
+                topic,
+                dump(payload),
+                token,
+                OUTBOX.start[OutboxEvent.ENQUEUE].value,
+            ),
         )
         return token
 
@@ -68,29 +66,36 @@ class _Fenced(Exception):  # noqa: N818 - private: roll the local transaction ba
     pass
 
 
-def run_local(ledger: Ledger, claim: Claim, tool: Tool, ctx: ToolContext) -> EffectRecord:
+def run_local(
+    store: Store, claim: Claim, tool: Tool, ctx: ToolContext, fault: FaultHook
+) -> EffectRecord:
     """Run a LOCAL_TX tool and commit its writes with the effect, fenced by the claim."""
     failure: Any = None
     try:
-        with ledger.transaction() as tx:
+        with store.transaction() as tx:
             ctx = dataclasses.replace(ctx, tx=LocalTx(tx, claim.effect_id, claim.idempotency_token))
             output = tool.run(claim.arguments, ctx)
-            ledger.fault("after_return")
-            if ledger._settle_tx(tx, claim, "commit", _result(output, False)) is None:
+            fault("after_return")
+            if settle_tx(tx, claim, EffectEvent.COMMIT, _result(output, False)) is None:
                 raise _Fenced
     except _Fenced:
-        return ledger.effect(claim.effect_id)
+        return _effect(store, claim.effect_id)
     except EffectFailed as exc:
         failure = exc.output
     except Exception as exc:  # rolled back: definitely not applied
         failure = f"error: {type(exc).__name__}: {exc}"
     if failure is not None:
         try:
-            return ledger.settle(claim, failure, is_error=True, applied=False)
+            return settle(store, claim, failure, is_error=True, applied=False)
         except FencedError:
-            return ledger.effect(claim.effect_id)
-    ledger.fault("after_commit")
-    return ledger.effect(claim.effect_id)
+            return _effect(store, claim.effect_id)
+    fault("after_commit")
+    return _effect(store, claim.effect_id)
+
+
+def _effect(store: Store, effect_id: str) -> EffectRecord:
+    with store.read() as tx:
+        return one_effect(tx, effect_id)
 
 
 def _result(output: Any, is_error: bool) -> str:
@@ -98,46 +103,63 @@ def _result(output: Any, is_error: bool) -> str:
 
 
 def relay(
-    ledger: Ledger,
+    store: Store,
     send: Callable[[OutboxMessage], None],
     *,
     worker_id: str,
-    lease_seconds: float = 30.0,
-    limit: int = 100,
+    lease_seconds: float,
+    limit: int,
+    fault: FaultHook,
 ) -> int:
     """Send up to ``limit`` pending outbox rows (and ones whose sending lease expired);
     return how many were sent. If ``send`` raises, the row goes back to pending and the
     exception propagates."""
+    lease = {
+        "attempts": RawSQL("attempts + 1"),
+        "lease_owner": worker_id,
+        "lease_until": RawSQL("{now} + ?", (lease_seconds,)),
+    }
     sent = 0
     while sent < limit:
-        with ledger.transaction() as tx:
-            row = tx.one(
-                "UPDATE ledger_outbox SET state = 'sending', attempts = attempts + 1, "
-                "lease_owner = ?, lease_until = {now} + ? WHERE outbox_id = (SELECT outbox_id "
-                "FROM ledger_outbox WHERE state = 'pending' OR (state = 'sending' AND "
-                "lease_until < {now}) ORDER BY created_at, outbox_id LIMIT 1 {skip_locked}) "
-                "RETURNING outbox_id, effect_id, topic, payload, idempotency_token, attempts",
-                (worker_id, lease_seconds),
+        with store.transaction() as tx:
+            taken: list[OutboxMessage] = move_where(
+                tx,
+                OUTBOX,
+                OutboxEvent.LEASE,
+                "outbox_id = (SELECT outbox_id FROM ledger_outbox WHERE state = 'pending' OR "
+                "(state = 'sending' AND lease_until < {now}) ORDER BY created_at, outbox_id "
+                "LIMIT 1 {skip_locked})",
+                (),
+                sets=lease,
             )
-        if row is None:
+        if not taken:
             return sent
-        message = OutboxMessage(row[0], row[1], row[2], load(row[3]), row[4], int(row[5]))
+        message = taken[0]
         try:
             send(message)
         except BaseException:
-            _mark(ledger, message, worker_id, "pending")
+            _mark(store, message, worker_id, OutboxEvent.RELEASE)
             raise
-        ledger.fault("after_relay_send")
-        _mark(ledger, message, worker_id, "sent")
+        fault("after_relay_send")
+        _mark(store, message, worker_id, OutboxEvent.SEND)
         sent += 1
     return sent
 
 
-def _mark(ledger: Ledger, message: OutboxMessage, worker_id: str, state: str) -> None:
-    sent_at = "{now}" if state == "sent" else "NULL"
-    with ledger.transaction() as tx:
-        tx.run(
-            "UPDATE ledger_outbox SET state = ?, lease_owner = NULL, lease_until = NULL, "  # noqa: S608
-            f"sent_at = {sent_at} WHERE outbox_id = ? AND lease_owner = ? AND attempts = ?",
-            (state, message.outbox_id, worker_id, message.attempt),
+def _mark(store: Store, message: OutboxMessage, worker_id: str, event: OutboxEvent) -> None:
+    """sending -> sent / pending, fenced by the relay's lease (owner and attempt)."""
+    sets = {
+        "lease_owner": None,
+        "lease_until": None,
+        "sent_at": RawSQL("{now}") if event is OutboxEvent.SEND else None,
+    }
+    with store.transaction() as tx:
+        move_row(
+            tx,
+            OUTBOX,
+            message.outbox_id,
+            OutboxState.SENDING,  # a message exists only while its row is sending
+            event,
+            sets=sets,
+            fence={"lease_owner": worker_id, "attempts": message.attempt},
         )

@@ -1,34 +1,41 @@
-"""Recording a turn's effects (keys, business duplicates, approvals) and claiming them."""
+"""Recording a turn's effects (keys, business duplicates, approvals) and delivering their
+results: functions over the ledger's transaction, scope and tools."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from .._digest import canonical_digest
 from .._errors import UsageError
+from .._results import ToolResult
+from ._attempts import claim_turn, tool_digest
 from ._model import (
-    ApprovalError,
+    SETTLED,
+    UNRESOLVED,
     CallInput,
-    Claim,
+    ConflictError,
     EffectClass,
     EffectRecord,
     EffectState,
+    RequestRecord,
     Tool,
     TurnInput,
 )
-from ._rows import EFFECT_COLUMNS, audit, dump, effect_from_row, result_json, select_effects
+from ._rows import audit, dump, result_json, select_effects
 from ._store import Tx
+from ._transitions import EFFECTS, REQUESTS, EffectEvent, RequestEvent, move, move_row
 
-if TYPE_CHECKING:
-    from ._ledger import Ledger
+UNKNOWN_OUTCOME = "outcome unknown; do not retry this call"
 
 __all__ = [
+    "UNKNOWN_OUTCOME",
     "check_turn",
-    "claim_turn",
-    "claim_where",
+    "deliver",
     "effect_id_for",
     "insert_effects",
+    "record_turn",
+    "results",
     "token_for",
 ]
 
@@ -40,11 +47,6 @@ def effect_id_for(scope: str, run_id: str, turn_seq: int, call_id: str) -> str:
 def token_for(effect_id: str, tool: str) -> str:
     """The idempotency token: stable across attempts and workers, distinct per effect."""
     return "cg-" + canonical_digest({"effect": effect_id, "tool": tool})[:48]
-
-
-def tool_digest(tool: Tool | None, name: str) -> str:
-    definition = tool.definition() if tool else {"name": name, "registered": False}
-    return canonical_digest(definition)
 
 
 def check_turn(turn: TurnInput) -> list[str]:
@@ -88,42 +90,50 @@ def _business_key(
 
 
 def _initial(
-    ledger: Ledger, tx: Tx, tool: Tool | None, call: CallInput
-) -> tuple[str, str | None, str | None, str | None]:
+    tx: Tx, scope: str, tool: Tool | None, call: CallInput
+) -> tuple[EffectEvent, str | None, str | None, str | None]:
     """(event, business_key, duplicate_of, result) for a new effect."""
     if tool is None:
-        return "reject", None, None, result_json(f"tool {call.tool!r} is not available", True)
+        note = f"tool {call.tool!r} is not available"
+        return EffectEvent.REJECT, None, None, result_json(note, True)
     key = None
     if tool.business_key is not None and tool.on_business_duplicate != "allow":
         key, refusal = _business_key(tool.name, tool.business_key, call.arguments)
         if refusal is not None:
-            return "reject", None, None, result_json(refusal, True)
+            return EffectEvent.REJECT, None, None, result_json(refusal, True)
         row = tx.one(
             "SELECT effect_id, state, result FROM ledger_effects WHERE scope = ? AND tool = ? "
             "AND business_key = ? AND duplicate_of IS NULL",
-            (ledger.scope, tool.name, key),
+            (scope, tool.name, key),
         )
         if row is not None:
             if tool.on_business_duplicate == "replay" and row[1] in ("committed", "delivered"):
-                return "replay", key, row[0], row[2]
+                return EffectEvent.REPLAY, key, row[0], row[2]
             note = f"duplicate of an earlier call with the same business key ({row[0]}); not run"
-            return "reject", key, row[0], result_json(note, True)
+            return EffectEvent.REJECT, key, row[0], result_json(note, True)
     if tool.requires_approval:
-        return "needs_approval", key, None, None
-    return "admit", key, None, None
+        return EffectEvent.NEEDS_APPROVAL, key, None, None
+    return EffectEvent.ADMIT, key, None, None
 
 
 def insert_effects(
-    ledger: Ledger, tx: Tx, run_id: str, turn_seq: int, turn: TurnInput, digests: list[str]
+    tx: Tx,
+    scope: str,
+    tools: Mapping[str, Tool],
+    run_id: str,
+    turn_seq: int,
+    turn: TurnInput,
+    digests: list[str],
 ) -> None:
-    """One effect row per call, already in its first real state; two audit rows each."""
-    from ._transitions import next_state
-
+    """One effect row per call, inserted by the table's start row and already moved to its
+    first real state; two audit rows each (the start, then that first move)."""
+    begin = EffectEvent.RECORD
+    proposed: EffectState = EFFECTS.start[begin]
     for position, (call, args_digest) in enumerate(zip(turn.calls, digests, strict=True)):
-        tool = ledger.tool(call.tool)
-        event, key, duplicate_of, result = _initial(ledger, tx, tool, call)
-        state = next_state(EffectState.PROPOSED, event)
-        effect_id = effect_id_for(ledger.scope, run_id, turn_seq, call.call_id)
+        tool = tools.get(call.tool)
+        event, key, duplicate_of, result = _initial(tx, scope, tool, call)
+        state = EFFECTS.step(proposed, event)
+        effect_id = effect_id_for(scope, run_id, turn_seq, call.call_id)
         effect_class = tool.effect if tool else EffectClass.AT_MOST_ONCE
         tx.run(
             "INSERT INTO ledger_effects (effect_id, scope, run_id, turn_seq, position, call_id, "
@@ -133,7 +143,7 @@ def insert_effects(
             "?, ?, ?, ?, ?, 1, 0, 0, ?, {now}, {now})",
             (
                 effect_id,
-                ledger.scope,
+                scope,
                 run_id,
                 turn_seq,
                 position,
@@ -152,121 +162,144 @@ def insert_effects(
                 result,
             ),
         )
-        for before, after, name in ((None, "proposed", "record"), ("proposed", state, event)):
+        for before, after, name in ((None, proposed, begin), (proposed, state, event)):
             audit(
                 tx,
-                scope=ledger.scope,
+                scope=scope,
                 run_id=run_id,
                 effect_id=effect_id,
-                from_state=before,
-                to_state=str(after),
-                event=name,
+                from_state=None if before is None else before.value,
+                to_state=after.value,
+                event=name.value,
                 actor="ledger",
                 epoch=0,
                 detail={"duplicate_of": duplicate_of} if duplicate_of and before else None,
             )
 
 
-class _NoApproval(Exception):  # noqa: N818 - private control flow: roll the claim back
-    def __init__(self, effect: EffectRecord) -> None:
-        self.effect = effect
-
-
-def _consume_approval(ledger: Ledger, tx: Tx, effect: EffectRecord) -> None:
-    row = tx.one(
-        "SELECT requires_approval, tool_digest, turn_digest FROM ledger_effects "
-        "WHERE effect_id = ?",
-        (effect.effect_id,),
-    )
-    if row is None or not row[0]:
-        return
-    current_tool = tool_digest(ledger.tool(effect.tool), effect.tool)
-    if current_tool != row[1]:
-        raise _NoApproval(effect)
-    taken = tx.one(
-        "UPDATE ledger_approvals SET consumed_at = {now}, consumed_epoch = ? WHERE approval_id = "
-        "(SELECT approval_id FROM ledger_approvals WHERE effect_id = ? AND consumed_at IS NULL "
-        "AND expires_at > {now} AND args_digest = ? AND turn_digest = ? AND tool_digest = ? "
-        "AND policy_version = ? ORDER BY created_at LIMIT 1) AND consumed_at IS NULL "
-        "RETURNING approval_id",
-        (effect.epoch, effect.effect_id, effect.args_digest, row[2], row[1], ledger.policy_version),
-    )
-    if taken is None:
-        raise _NoApproval(effect)
-
-
-def claim_where(
-    ledger: Ledger, where: str, params: Sequence[Any], worker_id: str, lease_seconds: float
-) -> Claim | None:
-    """Claim one ready effect matching ``where`` (fenced: epoch and attempt + 1)."""
-    if type(worker_id) is not str or not worker_id:
-        raise UsageError("worker_id must be a non-empty str")
-    try:
-        with ledger.transaction() as tx:
-            row = tx.one(
-                "UPDATE ledger_effects SET state = 'executing', epoch = epoch + 1, "  # noqa: S608
-                "attempt = attempt + 1, version = version + 1, lease_owner = ?, "
-                f"lease_until = {{now}} + ?, updated_at = {{now}} WHERE {where} "
-                f"AND state = 'ready' RETURNING {EFFECT_COLUMNS}",
-                (worker_id, lease_seconds, *params),
-            )
-            if row is None:
-                return None
-            effect = effect_from_row(row)
-            _consume_approval(ledger, tx, effect)
-            audit(
+def deliver(tx: Tx, scope: str, run_id: str, turn_seq: int, request_id: str) -> None:
+    """R4: the turn's settled results reached the provider in ``request_id``."""
+    for effect in _turn_effects(tx, scope, run_id, turn_seq):
+        if effect.state in SETTLED:
+            move(
                 tx,
-                scope=effect.scope,
-                run_id=effect.run_id,
-                effect_id=effect.effect_id,
-                from_state="ready",
-                to_state="executing",
-                event="claim",
-                actor=worker_id,
-                epoch=effect.epoch,
-                detail={"attempt": effect.attempt},
+                effect,
+                EffectEvent.DELIVER,
+                actor="ledger",
+                sets={"delivered_request_id": request_id},
             )
-    except _NoApproval as missing:
-        with ledger.transaction() as tx:
-            ready = select_effects(tx, "effect_id = ?", (missing.effect.effect_id,))
-            if ready and ready[0].state is EffectState.READY:
-                ledger.transition(tx, ready[0], "approval_lapsed", actor=worker_id)
-        raise ApprovalError(
-            f"effect {missing.effect.effect_id!r} needs a valid, unused approval"
-        ) from None
-    return Claim(
-        effect_id=effect.effect_id,
-        epoch=effect.epoch,
-        attempt=effect.attempt,
-        worker_id=worker_id,
-        tool=effect.tool,
-        arguments=effect.arguments,
-        idempotency_token=effect.idempotency_token,
-    )
 
 
-def claim_turn(
-    ledger: Ledger, tx: Tx, run_id: str, turn_seq: int, worker_id: str, lease_seconds: float
-) -> None:
-    """Claim every ready effect of a just-recorded turn inside the recording transaction
-    (a new turn's ready effects never need an approval: those wait in awaiting_approval)."""
-    rows = tx.rows(
-        "UPDATE ledger_effects SET state = 'executing', epoch = epoch + 1, "  # noqa: S608
-        "attempt = attempt + 1, version = version + 1, lease_owner = ?, "
-        "lease_until = {now} + ?, updated_at = {now} WHERE scope = ? AND run_id = ? "
-        f"AND turn_seq = ? AND state = 'ready' RETURNING {EFFECT_COLUMNS}",
-        (worker_id, lease_seconds, ledger.scope, run_id, turn_seq),
+def record_turn(
+    tx: Tx,
+    scope: str,
+    tools: Mapping[str, Tool],
+    req: RequestRecord,
+    turn: TurnInput,
+    digests: list[str],
+    *,
+    claim_as: str | None,
+    lease_seconds: float,
+) -> tuple[EffectRecord, ...]:
+    """R1: the turn and one effect per call (see :meth:`Ledger.record_turn`), in the
+    caller's transaction, which holds the run."""
+    existing = tx.one(
+        "SELECT turn_seq, turn_digest FROM ledger_turns "
+        "WHERE scope = ? AND run_id = ? AND provider_turn_id = ?",
+        (scope, req.run_id, turn.provider_turn_id),
     )
-    for effect in map(effect_from_row, rows):
-        audit(
-            tx,
-            scope=effect.scope,
-            run_id=effect.run_id,
-            effect_id=effect.effect_id,
-            from_state="ready",
-            to_state="executing",
-            event="claim",
-            actor=worker_id,
-            epoch=effect.epoch,
-            detail={"attempt": effect.attempt},
+    if existing is not None:
+        return _same_turn(tx, scope, req.run_id, int(existing[0]), existing[1], turn, digests)
+    if req.provider_turn_id not in (None, turn.provider_turn_id):
+        raise ConflictError(
+            f"request {req.request_id!r} was identified as {req.provider_turn_id!r}"
         )
+    # The request moves first: its table refuses a request that is no longer open.
+    sets = {"provider_turn_id": turn.provider_turn_id}
+    persisted = move_row(
+        tx,
+        REQUESTS,
+        req.request_id,
+        req.state,
+        RequestEvent.PERSIST_TURN,
+        sets=sets,
+        detail=sets,
+        read=False,  # the caller needs no request record back
+    )
+    if persisted is None:
+        raise ConflictError(f"request {req.request_id!r} changed meanwhile")
+    row = tx.one(
+        "SELECT COALESCE(MAX(turn_seq), 0) FROM ledger_turns WHERE scope = ? AND run_id = ?",
+        (scope, req.run_id),
+    )
+    turn_seq = int(row[0]) + 1 if row else 1
+    tx.run(
+        "INSERT INTO ledger_turns (scope, run_id, turn_seq, request_id, provider, "
+        "provider_turn_id, turn_digest, snapshot, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, {now})",
+        (
+            scope,
+            req.run_id,
+            turn_seq,
+            req.request_id,
+            turn.provider,
+            turn.provider_turn_id,
+            turn.digest,
+            dump(turn.snapshot),
+        ),
+    )
+    if req.carries_turn is not None:  # a turn answering it: the provider accepted it
+        deliver(tx, scope, req.run_id, req.carries_turn, req.request_id)
+    insert_effects(tx, scope, tools, req.run_id, turn_seq, turn, digests)
+    if claim_as is not None:
+        claim_turn(tx, scope, req.run_id, turn_seq, claim_as, lease_seconds)
+    return tuple(_turn_effects(tx, scope, req.run_id, turn_seq))
+
+
+def _turn_effects(tx: Tx, scope: str, run_id: str, turn_seq: int) -> list[EffectRecord]:
+    return select_effects(
+        tx,
+        "scope = ? AND run_id = ? AND turn_seq = ? ORDER BY position",
+        (scope, run_id, turn_seq),
+    )
+
+
+def _same_turn(
+    tx: Tx,
+    scope: str,
+    run_id: str,
+    turn_seq: int,
+    digest: str,
+    turn: TurnInput,
+    digests: list[str],
+) -> tuple[EffectRecord, ...]:
+    if digest != turn.digest:
+        raise ConflictError(
+            f"provider turn {turn.provider_turn_id!r} is recorded with another digest"
+        )
+    effects = _turn_effects(tx, scope, run_id, turn_seq)
+    recorded = [(e.call_id, e.args_digest) for e in effects]
+    offered = [(c.call_id, d) for c, d in zip(turn.calls, digests, strict=True)]
+    if recorded != offered:
+        raise ConflictError(
+            f"provider turn {turn.provider_turn_id!r} is recorded with other calls/arguments"
+        )
+    return tuple(effects)
+
+
+def results(tx: Tx, scope: str, run_id: str, turn_seq: int) -> tuple[ToolResult, ...] | None:
+    """The turn's results in call order; None while any effect is open (or unresolved under
+    the run's ``hold`` policy)."""
+    row = tx.one(
+        "SELECT unresolved FROM ledger_runs WHERE scope = ? AND run_id = ?", (scope, run_id)
+    )
+    report = row is not None and row[0] == "report"
+    out: list[ToolResult] = []
+    for effect in _turn_effects(tx, scope, run_id, turn_seq):
+        if (effect.state in SETTLED or effect.state is EffectState.DELIVERED) and effect.result:
+            out.append(effect.result)
+        elif report and effect.state in UNRESOLVED:
+            out.append(ToolResult(effect.call_id, UNKNOWN_OUTCOME, is_error=True))
+        else:
+            return None
+    return tuple(out)

@@ -1,6 +1,7 @@
 """Runs and model requests (R5): the run lease, request records and their states.
 
-A base of :class:`Ledger`; the effect side lives in ``_ledger``.
+A base of :class:`Ledger`; the effect side lives in ``_ledger``. Every request state is
+written by :func:`~callgate.ledger._transitions.move` along ``REQUEST_TRANSITIONS``.
 """
 
 from __future__ import annotations
@@ -17,22 +18,19 @@ from ._model import (
     RunBusyError,
     RunLease,
 )
+from ._record import deliver
 from ._rows import REQUEST_COLUMNS, audit, dump, request_from_row
 from ._store import Store, Tx
+from ._transitions import REQUESTS, RequestEvent, move
 
-__all__ = ["OPEN_REQUEST", "RunsAndRequests"]
-
-OPEN_REQUEST = (RequestState.PREPARED, RequestState.SENT, RequestState.IDENTIFIED)
+__all__ = ["RunsAndRequests"]
 
 
 class RunsAndRequests:
-    """Runs and requests; needs ``_store``, ``scope`` and ``_deliver`` from the ledger."""
+    """Runs and requests; needs ``_store`` and ``scope`` from the ledger."""
 
     _store: Store
     scope: str
-
-    def _deliver(self, tx: Tx, run_id: str, turn_seq: int, request_id: str) -> None:
-        raise NotImplementedError
 
     def _run_key(self, run_id: str) -> str:
         return f"{self.scope}\x1f{run_id}"
@@ -159,7 +157,8 @@ class RunsAndRequests:
         side effects: recovery holds those for an operator instead of re-sending.
         """
         body_text = dump(body)
-        first = RequestState.SENT if sent else RequestState.PREPARED
+        start = RequestEvent.RECORD_SENT if sent else RequestEvent.RECORD
+        first: RequestState = REQUESTS.start[start]
         with self._store.transaction() as tx:
             self._ensure_run(tx, run_id)
             tx.lock_run(self._run_key(run_id))
@@ -194,7 +193,7 @@ class RunsAndRequests:
                 request_id=request_id,
                 from_state=None,
                 to_state=first.value,
-                event="record_request",
+                event=start.value,
                 actor="ledger",
             )
         return self.request(request_id)
@@ -222,25 +221,13 @@ class RunsAndRequests:
         return tuple(request_from_row(row) for row in rows)
 
     def _move_request(
-        self, tx: Tx, req: RequestRecord, to: RequestState, event: str, **sets: Any
-    ) -> None:
-        assignments = "".join(f", {column} = ?" for column in sets)
-        tx.run(
-            f"UPDATE ledger_requests SET state = ?, updated_at = {{now}}{assignments} "  # noqa: S608
-            "WHERE request_id = ?",
-            (to.value, *sets.values(), req.request_id),
-        )
-        audit(
-            tx,
-            scope=self.scope,
-            run_id=req.run_id,
-            request_id=req.request_id,
-            from_state=req.state.value,
-            to_state=to.value,
-            event=event,
-            actor="ledger",
-            detail=sets or None,
-        )
+        self, tx: Tx, req: RequestRecord, event: RequestEvent, **sets: Any
+    ) -> RequestRecord:
+        """One move along the request table (the audit's detail is ``sets``)."""
+        moved = move(tx, req, event, sets=sets, detail=sets or None)
+        if moved is None:
+            raise ConflictError(f"request {req.request_id!r} changed meanwhile")
+        return moved
 
     def mark_sent(self, request_id: str, *, lease: RunLease | None = None) -> RequestRecord:
         """The request is about to leave (or has): from here its outcome may be in doubt.
@@ -248,11 +235,9 @@ class RunsAndRequests:
         with self._store.transaction() as tx:
             req = self._request(tx, request_id)
             self._check_lease(tx, req.run_id, lease)
-            if req.state is RequestState.PREPARED:
-                self._move_request(tx, req, RequestState.SENT, "send")
-            elif req.state is not RequestState.SENT:
-                raise ConflictError(f"request {request_id!r} is {req.state.value}, not prepared")
-            return self._request(tx, request_id)
+            if req.state is RequestState.SENT:
+                return req  # already sent: nothing to write
+            return self._move_request(tx, req, RequestEvent.SEND)
 
     def identify(
         self, request_id: str, provider_turn_id: str, *, lease: RunLease | None = None
@@ -272,14 +257,12 @@ class RunsAndRequests:
                         f"{req.provider_turn_id!r}, not {provider_turn_id!r}"
                     )
                 return req
-            if req.state not in (RequestState.PREPARED, RequestState.SENT):
-                raise ConflictError(f"request {request_id!r} is {req.state.value}")
-            self._move_request(
-                tx, req, RequestState.IDENTIFIED, "identify", provider_turn_id=provider_turn_id
+            moved = self._move_request(
+                tx, req, RequestEvent.IDENTIFY, provider_turn_id=provider_turn_id
             )
             if req.carries_turn is not None:
-                self._deliver(tx, req.run_id, req.carries_turn, request_id)
-            return self._request(tx, request_id)
+                deliver(tx, self.scope, req.run_id, req.carries_turn, request_id)
+            return moved
 
     def request_failed(
         self, request_id: str, *, definite: bool, reason: str, lease: RunLease | None = None
@@ -287,11 +270,8 @@ class RunsAndRequests:
         """The request failed: ``definite`` when the provider surely did not start a turn
         (e.g. a 4xx before any event), otherwise its outcome is ``unknown``. With
         ``lease``, fenced like :meth:`record_request`."""
-        to = RequestState.FAILED_DEFINITE if definite else RequestState.UNKNOWN
+        event = RequestEvent.FAIL if definite else RequestEvent.LOSE
         with self._store.transaction() as tx:
             req = self._request(tx, request_id)
             self._check_lease(tx, req.run_id, lease)
-            if req.state not in (*OPEN_REQUEST, RequestState.UNKNOWN):
-                raise ConflictError(f"request {request_id!r} is {req.state.value}")
-            self._move_request(tx, req, to, "request_failed", error=reason)
-            return self._request(tx, request_id)
+            return self._move_request(tx, req, event, error=reason)

@@ -23,14 +23,19 @@ from ._store import Row, Tx
 __all__ = [
     "EFFECT_COLUMNS",
     "EVENT_COLUMNS",
+    "OUTBOX_COLUMNS",
     "REQUEST_COLUMNS",
+    "OutboxMessage",
     "RawSQL",
     "audit",
     "dump",
     "effect_from_row",
     "event_from_row",
     "load",
+    "one_effect",
+    "outbox_from_row",
     "request_from_row",
+    "requires_approval",
     "result_json",
     "select_effects",
 ]
@@ -38,9 +43,23 @@ __all__ = [
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class RawSQL:
-    """A SQL expression (never user input) used as a column's new value."""
+    """A SQL expression (never user input) used as a column's new value; ``params`` fill
+    its ``?`` placeholders (e.g. ``RawSQL("{now} + ?", (30.0,))``)."""
 
     sql: str
+    params: tuple[Any, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class OutboxMessage:
+    """One outbox row under a relay's lease (state ``sending``), as ``send`` receives it."""
+
+    outbox_id: str
+    effect_id: str
+    topic: str
+    payload: Any
+    idempotency_token: str
+    attempt: int
 
 
 EFFECT_COLUMNS = (
@@ -52,6 +71,7 @@ REQUEST_COLUMNS = (
     "request_id, run_id, seq, state, provider, request_digest, provider_turn_id, "
     "carries_turn, provider_side_effects, body"
 )
+OUTBOX_COLUMNS = "outbox_id, effect_id, topic, payload, idempotency_token, attempts"
 EVENT_COLUMNS = "seq, effect_id, run_id, from_state, to_state, event, epoch, actor, detail, at"
 
 
@@ -113,6 +133,10 @@ def request_from_row(row: Row) -> RequestRecord:
     )
 
 
+def outbox_from_row(row: Row) -> OutboxMessage:
+    return OutboxMessage(row[0], row[1], row[2], load(row[3]), row[4], int(row[5]))
+
+
 def event_from_row(row: Row) -> AuditEvent:
     return AuditEvent(
         seq=int(row[0]),
@@ -164,6 +188,20 @@ def audit(
 def select_effects(tx: Tx, where: str, params: Sequence[Any]) -> list[EffectRecord]:
     rows = tx.rows(f"SELECT {EFFECT_COLUMNS} FROM ledger_effects WHERE {where}", params)  # noqa: S608
     return [effect_from_row(row) for row in rows]
+
+
+def one_effect(tx: Tx, effect_id: str) -> EffectRecord:
+    """The effect's record; :class:`UsageError` if there is none."""
+    found = select_effects(tx, "effect_id = ?", (effect_id,))
+    if not found:
+        raise UsageError(f"no effect {effect_id!r}")
+    return found[0]
+
+
+def requires_approval(tx: Tx, effect_id: str) -> bool:
+    """Whether the effect's tool needed an approval when the effect was recorded."""
+    row = tx.one("SELECT requires_approval FROM ledger_effects WHERE effect_id = ?", (effect_id,))
+    return bool(row and row[0])
 
 
 def model_output(value: Any) -> Any:

@@ -20,6 +20,7 @@ from .._digest import canonical_digest
 from .._errors import CallgateError, UsageError
 from .._json import loads_strict
 from ..ledger import (
+    REQUEST_IN_DOUBT,
     ApprovalError,
     CallInput,
     EffectClass,
@@ -158,8 +159,7 @@ class LoopCore(Failures):
             return self._after_turn(run_id, lease, req, seq)
         if req.state is R.FAILED_DEFINITE:
             return self._result(run_id, "refused", detail=f"request {req.request_id} failed")
-        in_doubt = req.state in (R.SENT, R.IDENTIFIED, R.UNKNOWN)
-        if in_doubt and req.provider_side_effects:
+        if req.state in REQUEST_IN_DOUBT and req.provider_side_effects:
             return self._result(
                 run_id,
                 "held",

@@ -12,14 +12,20 @@ from __future__ import annotations
 from typing import Any
 
 from .._errors import CallgateError
-from ..ledger import LeaseLostError, Ledger, RequestRecord, RequestState, RunLease
+from ..ledger import (
+    REQUEST_TRANSITIONS,
+    LeaseLostError,
+    Ledger,
+    RequestEvent,
+    RequestRecord,
+    RunLease,
+)
 from ._model import LoopResult, ProviderHTTPError
 from ._threads import lost_thread, replay_in_new_thread
 from ._transport import is_transport_error
 
 __all__ = ["Failures", "Got"]
 
-R = RequestState
 # What a send or fetch gives the step: (turn, snapshot, turn id), an outcome, or None
 # (nothing more now: the next step goes on from the ledger).
 Got = tuple[Any, Any, str] | LoopResult | None
@@ -109,7 +115,7 @@ class Failures:
     ) -> LoopResult:
         if not failed:
             current = self._ledger.request(req.request_id)
-            if current.state in (R.PREPARED, R.SENT, R.IDENTIFIED, R.UNKNOWN):
+            if (current.state, RequestEvent.FAIL) in REQUEST_TRANSITIONS:
                 self._ledger.request_failed(
                     req.request_id,
                     definite=True,
