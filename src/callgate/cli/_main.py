@@ -40,7 +40,7 @@ def version() -> str:
 
 
 def _demo(_: argparse.Namespace) -> int:
-    from .._demo import run_demo
+    from ..demo import run_demo
 
     return run_demo()
 
