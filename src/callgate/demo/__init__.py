@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from . import _durable, _hosted, _refusals, _tool_loops
-from ._kit import TOOLS
+from ._kit import TOOLS, one_http_client
 
 __all__ = ["SCENARIOS", "TOOLS", "run_demo"]
 
@@ -44,21 +44,26 @@ def run_demo() -> int:
         f"callgate demo: {len(SCENARIOS)} scenarios, each the host loop (callgate.loop) "
         "against its own mock server, with a SQLite ledger in a temporary directory\n"
     )
-    failures = 0
-    for number, (title, scenario) in enumerate(SCENARIOS, 1):
-        _say(f"[{number}/{len(SCENARIOS)}] {title}")
-        try:
-            ok = scenario(_say)
-        except Exception as exc:  # report and go on: the summary says what failed
-            ok = False
-            _say(f"    FAILED: {type(exc).__name__}: {exc}")
-        else:
-            if not ok:
-                _say("    UNEXPECTED: the scenario did not end as expected")
-        failures += not ok
-        _say("")
+    with one_http_client():
+        failures = sum(
+            not _run(n, title, scenario) for n, (title, scenario) in enumerate(SCENARIOS, 1)
+        )
     if failures:
         _say(f"demo FAILED: {failures} scenario(s) did not end as expected")
         return 1
     _say(f"demo passed: all {len(SCENARIOS)} scenarios ended as expected")
     return 0
+
+
+def _run(number: int, title: str, scenario: Scenario) -> bool:
+    _say(f"[{number}/{len(SCENARIOS)}] {title}")
+    try:
+        ok = scenario(_say)
+    except Exception as exc:  # report and go on: the summary says what failed
+        ok = False
+        _say(f"    FAILED: {type(exc).__name__}: {exc}")
+    else:
+        if not ok:
+            _say("    UNEXPECTED: the scenario did not end as expected")
+    _say("")
+    return ok

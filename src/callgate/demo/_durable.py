@@ -25,6 +25,7 @@ from typing import Any
 from ..ledger import Applied, EffectClass, Ledger, NotApplied, Tool, ToolContext, open_ledger
 from ..loop import HostLoop, ToolSpec
 from ..mock import MockServer, ScriptBuilder, call
+from ._kit import http_client
 
 __all__ = ["SCENARIOS", "approval_scenario", "crash_child", "crash_scenario"]
 
@@ -68,6 +69,7 @@ def _loop(ledger: Ledger, tools: list[ToolSpec], base_url: str, worker: str) -> 
         model="gpt-demo",
         worker_id=worker,
         lease_seconds=_LEASE,
+        client=http_client(),
     )
 
 

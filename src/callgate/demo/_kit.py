@@ -13,10 +13,12 @@ snapshots, parsed again by the room's public parser) and the effects with their 
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import json
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,8 @@ __all__ = [
     "Trace",
     "compact",
     "demo_tool",
+    "http_client",
+    "one_http_client",
     "refused",
     "released",
     "run_loop",
@@ -99,6 +103,28 @@ _BASE_URL = {
 }
 
 
+_CLIENT: contextvars.ContextVar[Any] = contextvars.ContextVar("callgate_demo_client", default=None)
+
+
+@contextlib.contextmanager
+def one_http_client() -> Iterator[None]:
+    """One ``httpx.Client`` for every loop of the scenarios run inside: a client of its
+    own per loop would build a TLS context each time (tens of ms) for a plain-HTTP mock."""
+    import httpx
+
+    with httpx.Client(timeout=60) as client:
+        token = _CLIENT.set(client)
+        try:
+            yield
+        finally:
+            _CLIENT.reset(token)
+
+
+def http_client() -> Any:
+    """The client :func:`one_http_client` opened, or None (each loop opens its own)."""
+    return _CLIENT.get()
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Trace:
     """What the ledger holds of one run, read back after it."""
@@ -129,6 +155,7 @@ def run_loop(
                 api_key="demo",
                 ledger=ledger,
                 tools=tools,
+                client=http_client(),
                 **options,
             ) as loop:
                 result = loop.run(RUN, request)
