@@ -6,7 +6,8 @@ provider produced unchanged (the mock's request checks refuse a replay that chan
 - OpenAI Responses, stateless: a web search and a cited call in one turn, the stateless
   continuation replays every output item before the result, the answer cites a second
   search. ``include`` asks for the search's sources on the first request only: the loop
-  builds continuations with its own request controls, and the replay needs none.
+  builds continuations with its own request controls, and the replay needs none. The
+  function tool is declared as every ``ToolSpec`` is, without ``strict``.
 - Anthropic Messages: a web search with citations, then a client tool, then the answer;
   the server blocks (with their encrypted content) go back in the history as received.
 - Gemini generateContent: a grounded answer with no client call; each citation's UTF-8
