@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from callgate import _demo
+from callgate import demo as _demo
 from callgate.cli import main
 from callgate.mock import ScriptBuilder, call
 from callgate.mock._render_turn import render

@@ -20,8 +20,8 @@ import httpx
 import openai
 import pytest
 
-from callgate._serve_cli import EXIT_NOT_DONE, request_line
 from callgate.cli import main, parser
+from callgate.cli._serve import EXIT_NOT_DONE, request_line
 from callgate.mock import Journal
 
 SCRIPT = {

@@ -10,7 +10,7 @@ The allow-matrix (rows import columns):
     recording   kernel, rooms' public packages
     mock        kernel, rooms' and recording's public packages; a room's _render only from
                 mock/_providers/
-    top floor   anything (cli, pytest_plugin, _demo, _demo_loop, _*_cli)
+    top floor   anything (cli, demo, pytest_plugin, __main__)
 
 Plus: no import cycle inside a package, and no provider-name literal in the mock's engine.
 """
@@ -35,7 +35,7 @@ KERNEL = {"_errors", "_limits", "_json", "_digest", "_fields", "_results", "_hos
 KERNEL |= {"_feed"}
 KERNEL |= {"sse"}
 KERNEL |= {"contracts", "__init__"}
-TOP = {"cli", "pytest_plugin"}  # and every _demo* scenario module and _*_cli command
+TOP = {"cli", "demo", "pytest_plugin", "__main__"}
 # Which top-level parts each part may import (besides itself and the standard library).
 ALLOWED: dict[str, set[str]] = {
     "kernel": KERNEL,
@@ -65,7 +65,7 @@ def _kind(part: str) -> str:
         return "kernel"
     if part in ROOMS:
         return "room"
-    if part in TOP or part.startswith("_demo") or (part.startswith("_") and part.endswith("_cli")):
+    if part in TOP:
         return "top"
     return part
 
@@ -230,3 +230,9 @@ def test_the_mock_engine_has_no_provider_name_literal(path: Path) -> None:
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and node.value in PROVIDER_LITERALS:
             pytest.fail(f"{path.name}:{node.lineno} names {node.value!r}: move it to _providers/")
+
+
+def test_the_package_root_holds_only_the_kernel() -> None:
+    """An upper floor's module (a command, a demo scenario) goes in its subpackage."""
+    strays = {p.name for p in SRC.glob("*.py")} - {f"{m}.py" for m in KERNEL | {"__main__"}}
+    assert not strays, f"not kernel modules, at the package root: {sorted(strays)}"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from callgate._ledger_cli import add_ledger_parser
+from callgate.cli._ledger import add_ledger_parser
 from callgate.ledger import EffectClass, Tool, open_ledger
 
 from .ledger_harness import PG_URL, record, require_postgres

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from callgate import _demo_loop as _scenarios
+from callgate.demo import _durable as _scenarios
 
 
 def test_the_crash_scenario_kills_the_child_and_sends_one_continuation() -> None:

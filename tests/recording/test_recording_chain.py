@@ -19,8 +19,8 @@ import pytest
 import uvicorn
 from google import genai
 
-from callgate._recording_cli import parse_upstreams, proxy_app
 from callgate.cli import main
+from callgate.cli._recording import parse_upstreams, proxy_app
 from callgate.contracts import load_fixtures
 from callgate.mock import MockServer, ScriptBuilder, call
 from callgate.recording import Recorder, recording_transport

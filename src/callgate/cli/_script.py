@@ -1,4 +1,4 @@
-"""``callgate script check FILE...`` and ``callgate script schema``. ``cli.py`` only calls
+"""``callgate script check FILE...`` and ``callgate script schema``. ``cli._main`` only calls
 :func:`register`.
 
 ``check`` runs everything a script meets before it is served: the JSON Schema (every
@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ._errors import CallgateError
+from .._errors import CallgateError
 
 __all__ = ["register"]
 
@@ -31,7 +31,7 @@ def register(sub: Any) -> None:
 
 
 def _schema(_: argparse.Namespace) -> int:
-    from .mock._schema import schema_text
+    from ..mock._schema import schema_text
 
     sys.stdout.write(schema_text())
     return 0
@@ -54,10 +54,10 @@ def _check(args: argparse.Namespace) -> int:
 
 def _problems(name: str) -> list[str]:
     """Every located problem of one script file (empty if it would be served)."""
-    from .mock import ScriptError, load_script
-    from .mock._faults_spec import check_faults
-    from .mock._schema import problems
-    from .mock._validate import check_switches
+    from ..mock import ScriptError, load_script
+    from ..mock._faults_spec import check_faults
+    from ..mock._schema import problems
+    from ..mock._validate import check_switches
 
     try:
         script = load_script(name)
@@ -72,8 +72,8 @@ def _problems(name: str) -> list[str]:
 
 def _document(name: str) -> Any:
     """The file's JSON value, if it is strict JSON of a readable size (else None)."""
-    from ._json import loads_strict
-    from .mock._script import MAX_SCRIPT_BYTES
+    from .._json import loads_strict
+    from ..mock._script import MAX_SCRIPT_BYTES
 
     try:
         data = Path(name).read_bytes()

@@ -1,5 +1,5 @@
 """The recording commands: ``callgate record``, ``serve --recordings``, ``check --drift``
-and ``drift sdk``. ``cli.py`` only calls :func:`register`.
+and ``drift sdk``. ``cli._main`` only calls :func:`register`.
 
 ``callgate record --upstream URL --port N --out DIR`` is a reverse proxy (the ``server``
 extra, with httpx as its client): each request is forwarded to its upstream and the
@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from ._errors import CallgateError, UsageError
+from .._errors import CallgateError, UsageError
 
 __all__ = ["parse_upstreams", "proxy_app", "register"]
 
@@ -61,7 +61,7 @@ def proxy_app(routes: list[tuple[str, str]], recorder: Any) -> Any:
     from starlette.requests import Request
     from starlette.responses import JSONResponse, Response, StreamingResponse
 
-    from .recording import SecretFoundError, recording_transport
+    from ..recording import SecretFoundError, recording_transport
 
     client = httpx.AsyncClient(
         transport=recording_transport(httpx.AsyncHTTPTransport(), recorder),
@@ -125,8 +125,8 @@ def proxy_app(routes: list[tuple[str, str]], recorder: Any) -> Any:
 def _record(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from .mock._server import _bind
-    from .recording import Recorder
+    from ..mock._server import _bind
+    from ..recording import Recorder
 
     if not 0 <= args.port <= 65535:
         print(f"callgate: --port must be 0-65535, got {args.port}", file=sys.stderr)
@@ -154,11 +154,11 @@ def _record(args: argparse.Namespace) -> int:
 def _serve_recordings(args: argparse.Namespace, fallback: Callable[..., int]) -> int:
     if not getattr(args, "recordings", None):
         return fallback(args)  # --script FILE, or none: registered sessions only
-    from .mock._server import serve_recordings_forever
+    from ..mock._server import serve_recordings_forever
 
     def ready(server: Any) -> None:
         if not args.quiet:
-            from ._serve_cli import log_requests
+            from ._serve import log_requests
 
             log_requests(server)
         print(f"callgate replaying {args.recordings} on {server.url}")
@@ -183,7 +183,7 @@ def _check_drift(args: argparse.Namespace, fallback: Callable[..., int]) -> int:
             print("callgate check: give STREAM and --protocol, or --drift DIR", file=sys.stderr)
             return 2
         return fallback(args)
-    from .recording._drift import check_directory
+    from ..recording._drift import check_directory
 
     report = check_directory(Path(args.drift))
     if not args.no_mock:
@@ -230,13 +230,13 @@ def compare_with_mock(report: Any) -> None:
     try:
         import httpx
 
-        from .mock import MockServer, ScriptBuilder
+        from ..mock import MockServer, ScriptBuilder
     except ImportError:  # the server extra is not installed: nothing cheap to compare with
         return
-    from ._protocols import room
-    from .contracts import load_fixture
-    from .recording._drift import inventory, inventory_of
-    from .sse import SSEDecoder
+    from .._protocols import room
+    from ..contracts import load_fixture
+    from ..recording._drift import inventory, inventory_of
+    from ..sse import SSEDecoder
 
     builder, todo = ScriptBuilder(), []
     for index, drift in enumerate(report.files):
@@ -279,7 +279,7 @@ def _mock_notes(recorded: list[Any], rendered: list[Any]) -> list[str]:
 
 
 def _drift_sdk(args: argparse.Namespace) -> int:
-    from .recording._sdkdiff import diff_sdk
+    from ..recording._sdkdiff import diff_sdk
 
     markdown, data = diff_sdk(args.package, args.old, args.new)
     if args.out:

@@ -1,4 +1,4 @@
-"""The two `callgate demo` scenarios that run on the host loop and the ledger.
+"""``callgate demo``'s durable runs: what the ledger keeps across a crash and a decision.
 
 1. A refund whose process is SIGKILLed after the refund was applied and before its result
    was recorded or sent: recovery finds the attempt ``unknown``, the tool's verifier finds
@@ -22,11 +22,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .ledger import Applied, EffectClass, Ledger, NotApplied, Tool, ToolContext, open_ledger
-from .loop import HostLoop, ToolSpec
-from .mock import MockServer, ScriptBuilder, call
+from ..ledger import Applied, EffectClass, Ledger, NotApplied, Tool, ToolContext, open_ledger
+from ..loop import HostLoop, ToolSpec
+from ..mock import MockServer, ScriptBuilder, call
+from ._kit import http_client
 
-__all__ = ["approval_scenario", "crash_child", "crash_scenario"]
+__all__ = ["SCENARIOS", "approval_scenario", "crash_child", "crash_scenario"]
 
 _RUN = "refund-run"
 _LEASE = 0.5  # seconds: the dead child's leases run out quickly in the demo
@@ -68,6 +69,7 @@ def _loop(ledger: Ledger, tools: list[ToolSpec], base_url: str, worker: str) -> 
         model="gpt-demo",
         worker_id=worker,
         lease_seconds=_LEASE,
+        client=http_client(),
     )
 
 
@@ -104,7 +106,7 @@ def _workspace() -> Iterator[Path]:
 def crash_scenario(say: Callable[[str], None]) -> bool:
     with _workspace() as tmp, MockServer(_script("refund")) as server:
         db, remote = f"sqlite:///{tmp / 'ledger.db'}", tmp / "refunds.log"
-        code = "import sys; from callgate._demo_loop import crash_child as c; c(*sys.argv[1:])"
+        code = "import sys; from callgate.demo._durable import crash_child as c; c(*sys.argv[1:])"
         child = subprocess.run(  # noqa: S603 - our own interpreter and module
             [sys.executable, "-c", code, db, str(remote), server.openai_base_url],
             capture_output=True,
@@ -154,3 +156,10 @@ def approval_scenario(say: Callable[[str], None]) -> bool:
             result = loop.resume(_RUN)
         say(f"    resumed: {result.status}: {result.text}; refunds: {len(_lines(remote))}")
         return waiting.status == "waiting" and result.status == "final" and len(_lines(remote)) == 1
+
+
+SCENARIOS = [
+    ("Host loop + ledger: SIGKILL after a refund applied, before its result was sent",
+     crash_scenario),
+    ("Host loop + ledger: an approval-gated tool", approval_scenario),
+]  # fmt: skip

@@ -1,4 +1,5 @@
-"""The ``callgate`` command: one subcommand per job (see docs/cli.md).
+"""The ``callgate`` command line: the top-level parser, ``demo`` and ``check``; every
+other command group is a module of its own in this package (see docs/cli.md).
 
 Exit codes shared by every command: 0 success, 2 usage error (argparse's own) or a
 callgate error (one line on stderr). Each command documents its own 1 (and ``ledger``
@@ -13,14 +14,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ._errors import CallgateError
-from ._ledger_cli import add_ledger_parser
-from ._protocols import PROTOCOLS, room
-from ._serve_cli import base_url_table
-from ._serve_cli import register as register_serve
-from .contracts import CURRENT_REVISION, REVISIONS
+from .._errors import CallgateError
+from .._protocols import PROTOCOLS, room
+from ..contracts import CURRENT_REVISION, REVISIONS
+from ._ledger import add_ledger_parser
+from ._serve import register as register_serve
 
-__all__ = ["base_url_table", "main", "version"]
+__all__ = ["main", "parser", "version"]
 
 _DESCRIPTION = (
     "callgate: gate, continue, emulate and execute once the tool calls of LLM providers. "
@@ -40,7 +40,7 @@ def version() -> str:
 
 
 def _demo(_: argparse.Namespace) -> int:
-    from ._demo import run_demo
+    from ..demo import run_demo
 
     return run_demo()
 
@@ -76,11 +76,11 @@ def parser() -> argparse.ArgumentParser:
         help=f"the contract revision to enforce (default {CURRENT_REVISION})",
     )
     check.set_defaults(func=_check)
-    from ._script_cli import register as register_script
+    from ._script import register as register_script
 
     register_script(sub)  # script check FILE..., script schema
     add_ledger_parser(sub)
-    from ._recording_cli import register
+    from ._recording import register
 
     register(sub, serve=serve, check=check)  # record, drift, serve --recordings, check --drift
     return top
@@ -94,7 +94,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"callgate: {exc}", file=sys.stderr)
         return 2
     return code
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())

@@ -116,8 +116,8 @@ def add_ledger_parser(sub: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ._errors import CallgateError
-    from .ledger import ApprovalError, ConflictError, open_ledger
+    from .._errors import CallgateError
+    from ..ledger import ApprovalError, ConflictError, open_ledger
 
     try:
         with open_ledger(args.db, scope=args.scope, schema=args.schema, create=False) as ledger:
@@ -144,8 +144,8 @@ def _driver_errors() -> tuple[type[Exception], ...]:
 
 
 def _cause(args: argparse.Namespace, exc: Exception) -> str:
-    from .ledger import LedgerOpenError
-    from .ledger._url import redact, scrub
+    from ..ledger import LedgerOpenError
+    from ..ledger._url import redact, scrub
 
     if isinstance(exc, LedgerOpenError):
         return f"{exc.database}: {exc.cause}"
@@ -206,7 +206,7 @@ def _record(effect: Any) -> dict[str, Any]:
 
 def _until(effect: Any) -> str | None:
     """The lease (or a verifier's settle time) on the database clock, ISO-8601 UTC."""
-    from .ledger import iso_utc
+    from ..ledger import iso_utc
 
     return None if effect.lease_until is None else iso_utc(effect.lease_until)
 
@@ -229,7 +229,7 @@ def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
 
 
 def _pending(ledger: Any, args: argparse.Namespace) -> int:
-    from .ledger import DEFAULT_PENDING
+    from ..ledger import DEFAULT_PENDING
 
     effects = ledger.pending(_states(args.state) or DEFAULT_PENDING, run_id=args.run)
     lines = [_line(e) for e in effects] or ["nothing pending"]
@@ -238,8 +238,8 @@ def _pending(ledger: Any, args: argparse.Namespace) -> int:
 
 
 def _states(given: list[str] | None) -> list[Any]:
-    from ._errors import UsageError
-    from .ledger import EffectState
+    from .._errors import UsageError
+    from ..ledger import EffectState
 
     known = [s.value for s in EffectState]
     for state in given or ():

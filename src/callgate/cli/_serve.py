@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .mock import JournalEntry, MockServer
+    from ..mock import JournalEntry, MockServer
 
 __all__ = ["EXIT_NOT_DONE", "base_url_table", "log_requests", "register", "request_line"]
 
@@ -55,7 +55,7 @@ def register(sub: Any) -> argparse.ArgumentParser:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from .mock import Script, load_script, serve_forever
+    from ..mock import Script, load_script, serve_forever
 
     if not 0 <= args.port <= 65535:
         print(f"callgate: --port must be 0-65535 (0 picks a free port), got {args.port}",
@@ -220,7 +220,7 @@ def _short(text: str) -> str:
 def base_url_table(root: str) -> str:
     """The lines ``callgate serve`` prints under its first: per API, the base URL each
     client family takes, then the control routes."""
-    from .mock._urls import base_urls
+    from ..mock._urls import base_urls
 
     rows = base_urls(root)
     width = max(len(r.url) for r in rows)

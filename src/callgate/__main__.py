@@ -1,0 +1,5 @@
+"""``python -m callgate``: the ``callgate`` command."""
+
+from .cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,5 @@
+"""``python -m callgate.cli``: the ``callgate`` command."""
+
+from . import main
+
+raise SystemExit(main())
