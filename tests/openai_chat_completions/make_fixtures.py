@@ -175,8 +175,9 @@ write(
         [
             chunk({"role": "assistant", "reasoning_content": "think "}),
             chunk({"reasoning_content": "more"}),
+            chunk({"content": "ok"}),
+            chunk({}, "stop", usage=USAGE),
         ]
-        + [chunk({"content": "ok"}), chunk({}, "stop", usage=USAGE)]
     ),
     meta(
         "reasoning_content deltas (llama.cpp, DeepSeek) kept in message_extra; usage on the "

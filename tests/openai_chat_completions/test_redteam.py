@@ -18,7 +18,7 @@ from callgate import (
     TruncatedStreamError,
     UnsupportedProviderState,
 )
-from callgate.openai_chat_completions import Parser, parse_response, parse_stream
+from callgate.openai_chat_completions import parse_response, parse_stream
 
 from .wire import BODY, HEAD, ROLE, USAGE, args, body, chunk, first, sse, two_calls
 
