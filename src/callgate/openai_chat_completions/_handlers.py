@@ -77,6 +77,7 @@ class Handlers:
         "_completion_id",
         "_current",
         "_delta_keys",
+        "_entries",
         "_finish_reason",
         "_forced",
         "_limits",
@@ -108,6 +109,7 @@ class Handlers:
         self._delta_keys = DELTA_KEYS[baseline]
         self._assembly = Assembly(limits, profile)
         self._calls: tuple[ToolCall, ...] = ()
+        self._entries: tuple[dict[str, Any], ...] | None = None
         self._current: dict[str, Any] | None = None
         self._completion_id: str | None = None
         self._model: str | None = None
@@ -292,9 +294,10 @@ class Handlers:
         self._finish_reason = reason
         if reason == "eos" and self._profile.allows("eos_is_stop"):
             reason = STOP
+        self._entries = self._assembly.entries()  # the calls' raw entries are these
         self._calls = release_calls(
             reason,
-            self._assembly.entries(),
+            self._entries,
             baseline=self._baseline,
             forced_function=self._forced,
             profile=self._profile,
@@ -353,7 +356,7 @@ class Handlers:
                 model=self._model,
                 content=assembly.content,
                 refusal=assembly.refusal,
-                tool_calls=assembly.entries(),
+                tool_calls=assembly.entries() if self._entries is None else self._entries,
                 calls=calls,
                 finish_reason=self._finish_reason,
                 usage=self._usage,
