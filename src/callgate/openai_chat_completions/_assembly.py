@@ -117,6 +117,7 @@ class Assembly:
         if type(deltas) is not list:
             raise SchemaError("delta 'tool_calls' must be a list")
         calls = self._calls
+        limits = self._limits
         for delta in deltas:
             # The hot path: {"index": i, "function": {"arguments": "..."}} for a known i.
             if type(delta) is dict and len(delta) == 2:
@@ -130,14 +131,24 @@ class Assembly:
                 ):
                     arguments = function.get("arguments")
                     if type(arguments) is str:
-                        self._append(calls[index], arguments)
+                        call = calls[index]
+                        call.pieces.append(arguments)
+                        call.size += len(arguments)
+                        call.fragments += 1
+                        if (
+                            call.size > limits.max_argument_bytes
+                            or call.fragments > limits.max_fragments_per_call
+                        ):
+                            self._append(call, "")  # raises the limit crossed
                         continue
             self._add(delta)
 
     def _append(self, call: _Call, arguments: str) -> None:
-        call.pieces.append(arguments)
-        call.size += len(arguments)
-        call.fragments += 1
+        """Add one fragment (``""`` after the hot path counted it: only check)."""
+        if arguments:
+            call.pieces.append(arguments)
+            call.size += len(arguments)
+            call.fragments += 1
         limits = self._limits
         if call.size > limits.max_argument_bytes:
             raise LimitExceededError(

@@ -40,7 +40,7 @@ from ._turn import ToolCall, Turn, make_turn, release_calls
 __all__ = ["Handlers", "error_of"]
 
 _OWN_TOP = ("choices", "usage", "id", "model", "object", "error")
-_OWN_CHOICE = ("index", "delta", "message", "finish_reason", "logprobs")
+_OWN_CHOICE = frozenset({"index", "delta", "message", "finish_reason", "logprobs"})
 _LEGACY = (
     "the legacy functions/function_call API is not gated by callgate (it fails closed); "
     "declare tools instead"
@@ -126,14 +126,15 @@ class Handlers:
 
     def classify(self, chunk: dict[str, Any]) -> str:
         """The chunk's kind; remembers the selected choice for the handler."""
-        if chunk.get("error") or chunk.get("object") == "error":
-            return K_ERROR
         kind = chunk.get("object")
-        if kind != CHUNK_OBJECT and kind is not None:
+        if kind != CHUNK_OBJECT or "error" in chunk:
+            if chunk.get("error") or kind == "error":
+                return K_ERROR
             if kind == "":  # Azure's asynchronous content-filter annotations: no message
                 self._current = None
                 return K_EMPTY
-            raise UnsupportedProviderState(f"a streamed chunk with object {kind!r}")
+            if kind is not None and kind != CHUNK_OBJECT:
+                raise UnsupportedProviderState(f"a streamed chunk with object {kind!r}")
         choice = self._current = self._pick(chunk.get("choices"))
         if choice is None:
             return K_EMPTY
@@ -200,7 +201,7 @@ class Handlers:
                 raise SequenceError(f"the chunk id changed mid-stream to {completion_id!r}")
             self._completion_id = completion_id
         model = chunk.get("model")
-        if model is not None:
+        if model != self._model and model is not None:
             if type(model) is not str:
                 raise SchemaError("chunk 'model' must be a string")
             self._model = model
@@ -214,18 +215,27 @@ class Handlers:
 
     def _choice(self, choice: dict[str, Any], key: str) -> None:
         """One choice's ``delta`` (stream) or ``message`` (body) and its other fields."""
-        for name, value in choice.items():
-            if name in _OWN_CHOICE:
-                if name == "logprobs" and value is not None:
+        if choice.keys() <= _OWN_CHOICE:  # the common case: nothing to keep apart
+            logprobs = choice.get("logprobs")
+            if logprobs is not None:
+                self._logprobs(logprobs)
+        else:
+            for name, value in choice.items():
+                if name not in _OWN_CHOICE:
+                    self._choice_extra[name] = value
+                elif name == "logprobs" and value is not None:
                     self._logprobs(value)
-            else:
-                self._choice_extra[name] = value
         message = choice.get(key)
         if message is None:
             return
         if type(message) is not dict:
             raise SchemaError(f"choice '{key}' must be an object")
         assembly = self._assembly
+        if len(message) == 1 and "tool_calls" in message:  # the argument-delta hot path
+            tool_calls = message["tool_calls"]
+            if tool_calls is not None:
+                assembly.add_tool_calls(tool_calls)
+            return
         for name, value in message.items():
             if name == "tool_calls":
                 if value is not None:
