@@ -18,7 +18,7 @@ from .._errors import LimitExceededError, SchemaError, SequenceError, Unsupporte
 from .._limits import Limits
 from ._profiles import Profile
 
-__all__ = ["Assembly", "merge_extra"]
+__all__ = ["Assembly", "inert_delta", "keyed_entry", "merge_extra"]
 
 
 def merge_extra(store: dict[str, Any], key: str, value: Any) -> None:
@@ -221,3 +221,24 @@ class Assembly:
             }
             for call in self._calls
         )
+
+
+def inert_delta(delta: Any) -> bool:
+    """Whether a delta adds nothing to the message (no text, no call, no refusal)."""
+    if delta is None:
+        return True
+    if type(delta) is not dict:
+        return False
+    return all(
+        value is None or value == "" or value == [] or key == "role" for key, value in delta.items()
+    )
+
+
+def keyed_entry(entry: Any, index: int) -> Any:
+    """A body's ``tool_calls`` entry as the delta that carries it whole."""
+    if type(entry) is not dict:
+        return entry
+    kind = entry.get("type")
+    if kind is not None and kind != "function":
+        raise UnsupportedProviderState(f"tool call type {kind!r} is not a function call")
+    return {**entry, "index": index}

@@ -13,7 +13,6 @@ from typing import Any
 from .._errors import (
     STRAY_ERRORS,
     CallgateError,
-    ProviderError,
     SchemaError,
     SequenceError,
     TruncatedStreamError,
@@ -21,7 +20,7 @@ from .._errors import (
     UsageError,
 )
 from .._limits import Limits
-from ._assembly import Assembly, merge_extra
+from ._assembly import Assembly, inert_delta, keyed_entry, merge_extra
 from ._events import (
     CHUNK_OBJECT,
     COMPLETION_OBJECT,
@@ -35,9 +34,9 @@ from ._events import (
 )
 from ._hosted import project
 from ._profiles import Profile
-from ._turn import ToolCall, Turn, make_turn, release_calls
+from ._turn import ToolCall, Turn, error_of, make_turn, release_calls
 
-__all__ = ["Handlers", "error_of"]
+__all__ = ["Handlers"]
 
 _OWN_TOP = ("choices", "usage", "id", "model", "object", "error")
 _OWN_CHOICE = frozenset({"index", "delta", "message", "finish_reason", "logprobs"})
@@ -45,24 +44,6 @@ _LEGACY = (
     "the legacy functions/function_call API is not gated by callgate (it fails closed); "
     "declare tools instead"
 )
-
-
-def error_of(obj: dict[str, Any]) -> ProviderError:
-    """The :class:`ProviderError` an error chunk or body reports: ``{"error": {...}}`` (or a
-    string), or the ``{"object": "error", "message": ...}`` envelope some servers send."""
-    error = obj.get("error")
-    if type(error) is not dict:
-        error = obj if error is None else {"message": error}
-    message, kind, code = error.get("message"), error.get("type"), error.get("code")
-    message = message if type(message) is str else None
-    kind = kind if type(kind) is str else None
-    code = str(code) if type(code) in (str, int) else None
-    return ProviderError(
-        f"the provider sent an error (type {kind}, code {code}): {message or 'no message'}",
-        error_type=kind,
-        error_code=code,
-        provider_message=message,
-    )
 
 
 class Handlers:
@@ -140,7 +121,7 @@ class Handlers:
             return K_EMPTY
         if choice.get("finish_reason") is not None:
             return K_FINISH
-        if self._finish_reason is not None and _inert(choice.get("delta")):
+        if self._finish_reason is not None and inert_delta(choice.get("delta")):
             # OpenRouter's usage trailer repeats the finished choice with an empty delta
             # (role, content ""): it adds nothing to the message, so it is a trailer.
             self._current = None
@@ -332,7 +313,9 @@ class Handlers:
             tool_calls = message.get("tool_calls")
             if type(tool_calls) is list:  # whole entries: keyed by their position
                 message = dict(message)
-                message["tool_calls"] = [_keyed(entry, i) for i, entry in enumerate(tool_calls)]
+                message["tool_calls"] = [
+                    keyed_entry(entry, i) for i, entry in enumerate(tool_calls)
+                ]
         self._delta_keys = MESSAGE_KEYS[self._baseline]
         self._choice({**choice, "message": message}, "message")
         self._gate(choice.get("finish_reason"))
@@ -385,24 +368,3 @@ class Handlers:
             )
         except UsageError as exc:  # a value the digest refuses came off the wire: hostile
             raise SchemaError(f"turn cannot be sealed: {exc.message}") from None
-
-
-def _inert(delta: Any) -> bool:
-    """Whether a delta adds nothing to the message (no text, no call, no refusal)."""
-    if delta is None:
-        return True
-    if type(delta) is not dict:
-        return False
-    return all(
-        value is None or value == "" or value == [] or key == "role" for key, value in delta.items()
-    )
-
-
-def _keyed(entry: Any, index: int) -> Any:
-    """A body's ``tool_calls`` entry as the delta that carries it whole."""
-    if type(entry) is not dict:
-        return entry
-    kind = entry.get("type")
-    if kind is not None and kind != "function":
-        raise UnsupportedProviderState(f"tool call type {kind!r} is not a function call")
-    return {**entry, "index": index}

@@ -160,8 +160,7 @@ class Parser(Boundary[State]):
                 self._wire_type = None
                 what = "data: [DONE]" if state is State.DONE else "a finish_reason"
                 raise TruncatedStreamError(
-                    f"the stream ended in state {state.value} without {what}: "
-                    "nothing is released"
+                    f"the stream ended in state {state.value} without {what}: nothing is released"
                 )
             turn = self._handlers.final_turn()
         except CAUGHT as exc:

@@ -32,7 +32,7 @@ from .._limits import Limits
 from ._events import FINISH_REASONS, STOP, TOOL_CALLS
 from ._profiles import Profile
 
-__all__ = ["ToolCall", "Turn", "make_turn", "release_calls", "turn_digest"]
+__all__ = ["ToolCall", "Turn", "error_of", "make_turn", "release_calls", "turn_digest"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -234,4 +234,22 @@ def release_calls(
         )
     raise UnsupportedProviderState(
         f"finish_reason {finish_reason!r} is unknown to contract revision {baseline}"
+    )
+
+
+def error_of(obj: dict[str, Any]) -> ProviderError:
+    """The :class:`ProviderError` an error chunk or body reports: ``{"error": {...}}`` (or a
+    string), or the ``{"object": "error", "message": ...}`` envelope some servers send."""
+    error = obj.get("error")
+    if type(error) is not dict:
+        error = obj if error is None else {"message": error}
+    message, kind, code = error.get("message"), error.get("type"), error.get("code")
+    message = message if type(message) is str else None
+    kind = kind if type(kind) is str else None
+    code = str(code) if type(code) in (str, int) else None
+    return ProviderError(
+        f"the provider sent an error (type {kind}, code {code}): {message or 'no message'}",
+        error_type=kind,
+        error_code=code,
+        provider_message=message,
     )
