@@ -30,6 +30,8 @@ from ._turn import Turn
 
 __all__ = ["Parser", "forced_function", "parse_stream"]
 
+_SLICE = 64 * 1024
+
 
 def check_choice_index(choice_index: Any) -> None:
     if choice_index is not None and (type(choice_index) is not int or choice_index < 0):
@@ -211,7 +213,12 @@ def parse_stream(
         profile=profile,
     )
     if isinstance(data, bytes | bytearray | memoryview):
-        parser.feed_bytes(data)
+        # In slices: the decoder returns each slice's events as one list, and a list of
+        # every event of a long stream alive at once costs the cyclic GC more than the
+        # slicing does.
+        view = memoryview(data).cast("B")
+        for start in range(0, len(view), _SLICE) or (0,):
+            parser.feed_bytes(view[start : start + _SLICE])
     elif isinstance(data, str | Mapping):
         raise UsageError(f"parse_stream() takes bytes, not {type(data).__name__}")
     else:
