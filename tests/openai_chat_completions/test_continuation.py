@@ -42,9 +42,7 @@ def _build(turn: Any = None, results: Any = RESULTS, **changes: Any) -> dict[str
     return build_continuation(turn or parse_stream(sse(two_calls())), results, **options)
 
 
-def test_the_request_replays_history_then_the_assistant_message_then_one_tool_message_per_call() -> (
-    None
-):
+def test_the_request_replays_history_the_assistant_message_and_one_tool_message_per_call() -> None:
     request = _build()
     assert request["model"] == "gpt-4o-mini"
     assert request["messages"][:2] == HISTORY
