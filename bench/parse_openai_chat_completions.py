@@ -14,6 +14,8 @@ calls (16,000 argument chunks in all), then the finish chunk, the usage chunk an
   in-memory ``MockTransport``, consumed to ``get_final_completion()``; the tools are
   declared non-strict (with ``strict: true`` the helper re-parses the whole argument text
   after every delta: quadratic, far slower);
+- ``floor``: callgate's own kernel alone, the WHATWG ``SSEDecoder`` and ``loads_strict`` per
+  chunk, no protocol work (what any strict reader of these bytes pays before the gate);
 - ``callgate``: ``callgate.openai_chat_completions.parse_stream`` (strict JSON, every check,
   arguments joined and parsed once per call, released after ``[DONE]``).
 
@@ -40,7 +42,9 @@ from typing import Any
 import httpx2
 import openai
 
+from callgate import loads_strict
 from callgate.openai_chat_completions import parse_stream
+from callgate.sse import SSEDecoder
 
 RUNS = 8
 HEAD = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1764979200}
@@ -92,6 +96,15 @@ def bare(data: bytes) -> int:
     for block in data.split(b"\n\n"):
         if block.startswith(b"data: ") and block != b"data: [DONE]":
             loads(block[6:])
+            count += 1
+    return count
+
+
+def floor(data: bytes) -> int:
+    count = 0
+    for event in SSEDecoder().feed(data):
+        if event.data != "[DONE]":
+            loads_strict(event.data)
             count += 1
     return count
 
@@ -159,9 +172,10 @@ def main() -> int:
     if (callgate(data), sdk(data), bare(data)) != (2, 2, n_chunks):
         raise SystemExit("sanity check failed: the three readers disagree on the stream")
     # Interleaved rounds: each reader is timed in every round, the best round counts.
-    t_bare = t_sdk = t_cg = float("inf")
+    t_bare = t_sdk = t_cg = t_floor = float("inf")
     for _ in range(args.repeat):
         t_bare = min(t_bare, best(bare, data, 1))
+        t_floor = min(t_floor, best(floor, data, 1))
         t_cg = min(t_cg, best(callgate, data, 1))
         t_sdk = min(t_sdk, best(sdk, data, 1))
     print(f"machine: {machine()}")
@@ -169,6 +183,7 @@ def main() -> int:
     print(f"{'':34}{'chunks/s':>12}{'us/chunk':>10}")
     for label, t in (
         ("bare SSE split + json.loads", t_bare),
+        ("SSEDecoder + loads_strict floor", t_floor),
         ("openai chat.completions.stream", t_sdk),
         ("callgate parse_stream", t_cg),
     ):
@@ -176,6 +191,8 @@ def main() -> int:
     vs_sdk, vs_bare = t_sdk / t_cg, t_cg / t_bare
     print(f"callgate vs SDK helper: {vs_sdk:.1f}x faster (target >= 10x)")
     print(f"callgate vs bare:       {vs_bare:.2f}x the bare time (target <= 1.5x)")
+    ratio = t_cg / t_floor
+    print(f"floor vs bare:          {t_floor / t_bare:.2f}x; callgate vs floor: {ratio:.2f}x")
 
     per_chunk = {}
     for total in (1_000, 4_000, 16_000, 64_000):
