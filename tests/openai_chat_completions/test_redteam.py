@@ -438,3 +438,16 @@ def test_citations_are_projected_from_annotations() -> None:
         ("url_citation", "https://example.com/a", 0, 2)
     ]
     assert turn.hosted_calls == ()
+
+
+def test_the_baselines_differ_where_the_sdk_generations_do() -> None:
+    # 3.57.0 models delta.audio; 2.46.0 keeps it as an extra key: kept either way, and the
+    # old baseline says it is unknown there.
+    chunks = [ROLE, chunk({"audio": {"id": "a1", "transcript": "hi"}}), chunk({}, "stop")]
+    old = parse_stream(sse(chunks), baseline="2026-07-21")
+    new = parse_stream(sse(chunks), baseline="2026-11")
+    assert (
+        old.message_extra["audio"] == new.message_extra["audio"] == {"id": "a1", "transcript": "hi"}
+    )
+    assert any("audio" in w and "2026-07-21" in w for w in old.warnings)
+    assert not new.warnings
