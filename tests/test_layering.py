@@ -30,6 +30,7 @@ ROOMS = {
     "anthropic_messages",
     "gemini_interactions",
     "gemini_generate_content",
+    "openai_chat_completions",
 }
 KERNEL = {"_errors", "_limits", "_json", "_digest", "_fields", "_results", "_hosted", "_protocols"}
 KERNEL |= {"_feed"}
@@ -216,7 +217,7 @@ def test_no_import_cycle_inside_a_package(package: Path) -> None:
 
 
 PROVIDER_LITERALS = ("openai_responses", "anthropic_messages", "gemini_interactions")
-PROVIDER_LITERALS += ("gemini_generate_content",)
+PROVIDER_LITERALS += ("gemini_generate_content", "openai_chat_completions")
 
 
 def _engine_modules() -> list[Path]:

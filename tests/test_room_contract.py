@@ -60,6 +60,9 @@ CASES = {
     "gemini_generate_content": Case(
         "gemini_generate_content", "parallel_calls_one_chunk", "body_two_calls"
     ),
+    "openai_chat_completions": Case(
+        "openai_chat_completions", "parallel_calls_interleaved", "body_two_calls"
+    ),
 }
 
 

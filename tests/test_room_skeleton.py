@@ -33,6 +33,7 @@ NATIVE_ID = {
     "anthropic_messages": "message_id",
     "gemini_interactions": "interaction_id",
     "gemini_generate_content": "response_id",
+    "openai_chat_completions": "completion_id",
 }
 
 

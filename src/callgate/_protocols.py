@@ -19,6 +19,7 @@ _ROOMS: Final = {
     "anthropic_messages": "callgate.anthropic_messages",
     "gemini_interactions": "callgate.gemini_interactions",
     "gemini_generate_content": "callgate.gemini_generate_content",
+    "openai_chat_completions": "callgate.openai_chat_completions",
 }
 
 PROTOCOLS: Final[tuple[str, ...]] = tuple(_ROOMS)

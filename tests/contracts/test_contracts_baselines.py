@@ -27,6 +27,7 @@ PROVIDER = {
     "anthropic_messages": ("anthropic", "anthropic"),
     "gemini_interactions": ("google", "google-genai"),
     "gemini_generate_content": ("google", "google-genai"),
+    "openai_chat_completions": ("openai", "openai"),
 }
 API_VERSION = {
     ("openai_responses", "2026-07-21"): "v1",
@@ -37,6 +38,8 @@ API_VERSION = {
     ("gemini_interactions", "2026-11"): "v1",
     ("gemini_generate_content", "2026-07-21"): "v1beta",
     ("gemini_generate_content", "2026-11"): "v1",
+    ("openai_chat_completions", "2026-07-21"): "v1",
+    ("openai_chat_completions", "2026-11"): "v1",
 }
 
 
@@ -46,6 +49,7 @@ def test_constants() -> None:
         "anthropic_messages",
         "gemini_interactions",
         "gemini_generate_content",
+        "openai_chat_completions",
     )
     assert REVISIONS == ("2026-07-21", "2026-11")
     assert CURRENT_REVISION == "2026-11"
@@ -106,7 +110,7 @@ def test_unknown_revision_is_contract_error() -> None:
 
 def test_unknown_protocol_is_contract_error() -> None:
     with pytest.raises(ContractError, match="protocol"):
-        get_baseline("openai_chat_completions")
+        get_baseline("openai_completions")
 
 
 @pytest.mark.parametrize(("protocol", "revision"), [(None, "2026-11"), ("openai_responses", 11)])

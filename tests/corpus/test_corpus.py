@@ -27,6 +27,7 @@ from callgate import (
     anthropic_messages,
     gemini_generate_content,
     gemini_interactions,
+    openai_chat_completions,
     openai_responses,
 )
 from callgate.recording import check_no_secrets
@@ -38,15 +39,17 @@ ROOMS: dict[str, ModuleType] = {
     "anthropic_messages": anthropic_messages,
     "gemini_generate_content": gemini_generate_content,
     "gemini_interactions": gemini_interactions,
+    "openai_chat_completions": openai_chat_completions,
 }
-# Recorded for the Chat Completions room still to come: provenance and expectations, no gate.
-PLANNED = ("openai_chat_completions",)
+# Protocols whose expectations live in their own folder's expected.json (with `profiles`).
+OWN_EXPECTED = ("openai_chat_completions",)
 # The turn attribute that says how each protocol's turn ended.
 ENDING = {
     "openai_responses": "status",
     "anthropic_messages": "stop_reason",
     "gemini_generate_content": "finish_reason",
     "gemini_interactions": "status",
+    "openai_chat_completions": "finish_reason",
 }
 LICENCES = frozenset({"MIT", "Apache-2.0", "BSD-2-Clause", "BSD-3-Clause"})
 PROVENANCE_KEYS = frozenset(
@@ -72,9 +75,18 @@ def _load(path: Path) -> dict[str, Any]:
 
 
 EXPECTED = _load(CORPUS / "expected.json")
+for _protocol in OWN_EXPECTED:
+    EXPECTED.update(_load(CORPUS / _protocol / "expected.json"))
 GATED_FILES = [name for protocol in ROOMS for name in _recordings(protocol)]
-ALL_FILES = GATED_FILES + [name for protocol in PLANNED for name in _recordings(protocol)]
+ALL_FILES = GATED_FILES
 STREAMS = [name for name in GATED_FILES if name.endswith(".sse")]
+# (file, baseline, profile): what a named compatibility profile must make of a recording.
+PROFILED = [
+    (name, baseline, profile)
+    for name, entry in EXPECTED.items()
+    for profile in entry.get("profiles", {})
+    for baseline in BASELINES
+]
 
 
 def _room(name: str) -> ModuleType:
@@ -90,11 +102,11 @@ def _outcome(run: Callable[[], Any]) -> tuple[Outcome, Any]:
     return ("turn", turn.digest), turn
 
 
-def _parse_whole(name: str, baseline: str) -> tuple[Outcome, Any]:
+def _parse_whole(name: str, baseline: str, **options: Any) -> tuple[Outcome, Any]:
     room, data = _room(name), (CORPUS / name).read_bytes()
     if name.endswith(".sse"):
-        return _outcome(lambda: room.parse_stream(data, baseline=baseline))
-    return _outcome(lambda: room.parse_response(data, baseline=baseline))
+        return _outcome(lambda: room.parse_stream(data, baseline=baseline, **options))
+    return _outcome(lambda: room.parse_response(data, baseline=baseline, **options))
 
 
 def _feed(name: str, baseline: str, pieces: Iterator[bytes]) -> Outcome:
@@ -126,6 +138,8 @@ def _turn_facts(protocol: str, turn: Any, wanted: dict[str, Any]) -> dict[str, A
         "hosted_calls": lambda: [hosted.tool for hosted in turn.hosted_calls],
         "citations": lambda: len(turn.citations),
         "steps": lambda: len(turn.steps),
+        "usage": lambda: turn.usage is not None,
+        "refusal": lambda: turn.refusal is not None,
     }
     unknown = set(wanted) - set(readers)
     if unknown:
@@ -150,6 +164,20 @@ def test_recorded_turn_meets_its_expectation(name: str, baseline: str) -> None:
     assert _turn_facts(protocol, turn, facts) == facts
 
 
+@pytest.mark.parametrize(("name", "baseline", "profile"), PROFILED)
+def test_recorded_turn_meets_its_expectation_under_its_profile(
+    name: str, baseline: str, profile: str
+) -> None:
+    expected = dict(EXPECTED[name]["profiles"][profile])
+    outcome, turn = _parse_whole(name, baseline, profile=profile)
+    assert outcome[0] == "turn", outcome
+    released = expected.pop("released")
+    assert [{"name": c.name, "arguments": c.arguments} for c in turn.calls] == released
+    assert turn.profile == profile
+    protocol = name.split("/", 1)[0]
+    assert _turn_facts(protocol, turn, expected) == expected
+
+
 @pytest.mark.parametrize(("name", "baseline"), _cases(STREAMS))
 def test_recorded_stream_is_cut_anywhere(name: str, baseline: str) -> None:
     data = (CORPUS / name).read_bytes()
@@ -166,7 +194,7 @@ def test_recorded_stream_is_cut_anywhere(name: str, baseline: str) -> None:
 def test_every_gated_recording_has_expectations_for_both_baselines() -> None:
     assert sorted(EXPECTED) == sorted(GATED_FILES)
     for name, entry in EXPECTED.items():
-        assert set(entry) - {"note"} == set(BASELINES), name
+        assert set(entry) - {"note", "profiles"} == set(BASELINES), name
         for baseline in BASELINES:
             outcome = entry[baseline]
             assert ("released" in outcome) != ("refused" in outcome), (name, baseline)
@@ -175,16 +203,14 @@ def test_every_gated_recording_has_expectations_for_both_baselines() -> None:
                 assert "because" in outcome or "pending_fix" in outcome, (name, baseline)
 
 
-def test_planned_chat_completions_recordings_have_expectations() -> None:
-    for protocol in PLANNED:
-        expected = _load(CORPUS / protocol / "expected.json")
-        assert sorted(expected) == _recordings(protocol)
-        for name, entry in expected.items():
-            for baseline in BASELINES:
-                assert ("released" in entry[baseline]) != ("refused" in entry[baseline]), name
+def test_every_profile_expectation_names_a_recording_the_strict_gate_refuses() -> None:
+    # Both directions: what a profile relaxes passes under it and is refused without it.
+    assert PROFILED
+    for name, baseline, _profile in PROFILED:
+        assert "refused" in EXPECTED[name][baseline], (name, baseline)
 
 
-@pytest.mark.parametrize("protocol", [*ROOMS, *PLANNED])
+@pytest.mark.parametrize("protocol", list(ROOMS))
 def test_every_recording_has_complete_provenance(protocol: str) -> None:
     provenance = _load(CORPUS / protocol / "PROVENANCE.json")
     assert sorted(f"{protocol}/{file}" for file in provenance) == _recordings(protocol)

@@ -14,6 +14,7 @@ API versions encoded here:
   (``_constants.ANTHROPIC_API_VERSION``, revision 2026-11).
 - ``gemini_interactions``: ``v1`` for both revisions (the Interactions API is GA on the
   stable ``v1`` surface since June 2026).
+- ``openai_chat_completions``: ``v1`` (``/v1/chat/completions``), both SDK generations.
 - ``gemini_generate_content``: ``v1beta`` for google-genai 2.12.1 (its default) and ``v1``
   for google-genai 3.6.1 (``GOOGLE_AI_API_DEFAULT_VERSION = 'v1'``).
 """
@@ -40,6 +41,7 @@ PROTOCOLS: tuple[str, ...] = (
     "anthropic_messages",
     "gemini_interactions",
     "gemini_generate_content",
+    "openai_chat_completions",
 )
 REVISIONS: tuple[str, ...] = ("2026-07-21", "2026-11")
 CURRENT_REVISION = "2026-11"
@@ -49,6 +51,7 @@ _PROVIDER_OF = {
     "anthropic_messages": "anthropic",
     "gemini_interactions": "google",
     "gemini_generate_content": "google",
+    "openai_chat_completions": "openai",
 }
 _SDK_OF_PROVIDER = {"openai": "openai", "anthropic": "anthropic", "google": "google-genai"}
 
@@ -186,6 +189,34 @@ _TABLE: dict[tuple[str, str], tuple[str, str, tuple[str, ...], tuple[str, ...], 
         ("https://ai.google.dev/api/generate-content", _GEMINI_API_VERSIONS),
         ("types.py", "models.py", "_api_client.py"),
         "SDK 3.6.1 defaults the Gemini Developer API to v1 (GOOGLE_AI_API_DEFAULT_VERSION).",
+    ),
+    ("openai_chat_completions", _OLD): (
+        "OpenAI Chat Completions",
+        "v1",
+        ("https://platform.openai.com/docs/api-reference/chat-streaming",),
+        (
+            "types/chat/chat_completion_chunk.py",
+            "types/chat/chat_completion.py",
+            "lib/streaming/chat/_completions.py",
+        ),
+        "Chunks end with data: [DONE]; ChoiceDelta has no audio and the chunk no "
+        "obfuscation field (extra keys); finish_reason stop|length|tool_calls|"
+        "content_filter|function_call.",
+    ),
+    ("openai_chat_completions", _CURRENT): (
+        "OpenAI Chat Completions",
+        "v1",
+        (
+            "https://platform.openai.com/docs/api-reference/chat-streaming",
+            "https://platform.openai.com/docs/api-reference/chat/object",
+        ),
+        (
+            "types/chat/chat_completion_chunk.py",
+            "types/chat/chat_completion.py",
+            "lib/streaming/chat/_completions.py",
+        ),
+        "ChoiceDelta gains audio, the chunk obfuscation, ChatCompletion metadata; the same "
+        "five finish reasons; stop beside a forced named function call (OpenAI's own).",
     ),
 }
 # Stateful continuation modes recorded so far (anthropic 2.14.0 types/beta/message_create_params.py
