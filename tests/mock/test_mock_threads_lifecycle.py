@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from callgate.mock import MockServer, ScriptBuilder, call
-from callgate.mock._providers import _anthropic_messages_threads as threads
+from callgate.mock._providers.anthropic_messages import _threads as threads
 
 from .thread_wire import (
     BETA,

@@ -21,7 +21,7 @@ from importlib import resources
 from typing import Any, Final
 
 from .._http import Reply
-from .._reqspec import KIND_OF, Key, Overlay, Problem, RequestSpec, Tag, compile_spec
+from ._reqspec import KIND_OF, Key, Overlay, Problem, RequestSpec, Tag, compile_spec
 
 __all__ = ["SWITCHES", "validator"]
 

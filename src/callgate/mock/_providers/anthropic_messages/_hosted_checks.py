@@ -23,11 +23,11 @@ import dataclasses
 from collections.abc import Callable, Collection
 from typing import Any
 
-from ..._errors import CallgateError
-from ...anthropic_messages import Parser
-from .._http import Reply
-from .._store_state import Record, SessionStore
-from ._anthropic_messages_checks import anthropic_400
+from ...._errors import CallgateError
+from ....anthropic_messages import Parser
+from ..._http import Reply
+from ..._store_state import Record, SessionStore
+from ._checks import anthropic_400
 
 __all__ = ["CHECKS", "checking", "indexing"]
 

@@ -32,8 +32,8 @@ import dataclasses
 from collections.abc import Collection
 from typing import Any
 
-from .._http import Reply
-from .._store_state import SessionStore
+from ..._http import Reply
+from ..._store_state import SessionStore
 
 __all__ = ["Emitted", "check", "emitted_index", "openai_error"]
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from .._http import Reply
-from ._openai_responses_checks import openai_error
+from ..._http import Reply
+from ._checks import openai_error
 
 __all__ = ["CHECK", "tools_problem"]
 

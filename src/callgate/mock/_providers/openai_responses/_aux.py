@@ -14,8 +14,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.routing import Route
 
-from .. import _aux
-from .._http import Reply
+from ... import _aux
+from ..._http import Reply
 
 __all__ = ["FAMILY", "routes"]
 

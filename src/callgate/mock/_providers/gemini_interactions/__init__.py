@@ -3,9 +3,9 @@
 Auth (``x-goog-api-key`` or ``?key=``), the versioned create and stored-interaction routes
 (``v1`` and ``v1beta``), the request view, rendering through the room's ``_render`` seam,
 error bodies (the Interactions API's ``{"error": {"code": "<documented code>", "message"}}``,
-:mod:`._gemini_interactions_errors`, with a retry hint in ``details``: Gemini sends no
+:mod:`._errors`, with a retry hint in ``details``: Gemini sends no
 rate-limit headers), the in-stream error event, truncation and the native checks
-(:mod:`._gemini_interactions_checks`).
+(:mod:`._checks`).
 
 Stored interactions: an interaction is stored unless ``store: false``.
 ``GET /gemini/{v}/interactions/{id}`` returns it with its whole timeline: for every hop
@@ -33,22 +33,22 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ...gemini_interactions import _render
-from .. import _store
-from .._faults_stream import cut_deltas
-from .._http import Reply, begin_entry, header, reply_response, session_of, sse_response
-from .._render_turn import arguments, usage
-from .._requests import FunctionResult, RequestView, last_text, list_of, texts, tool_names
-from . import Endpoint, Event, Ids, Provider, RenderedTurn
-from . import _gemini_interactions_errors as errors
-from ._gemini_interactions_checks import check
-from ._gemini_interactions_hosted import check_hosted, hosted_specs, hosted_types
-from ._request_valid import SWITCHES, validator
+from ....gemini_interactions import _render
+from ... import _store
+from ..._faults_stream import cut_deltas
+from ..._http import Reply, begin_entry, header, reply_response, session_of, sse_response
+from ..._render_turn import arguments, usage
+from ..._requests import FunctionResult, RequestView, last_text, list_of, texts, tool_names
+from .. import Endpoint, Event, Ids, Provider, RenderedTurn
+from . import _errors as errors
+from ._checks import check
+from ._hosted import check_hosted, hosted_specs, hosted_types
+from .._request_valid import SWITCHES, validator
 
 if TYPE_CHECKING:
-    from .._script import ScriptTurn
-    from .._state import MockState, Session
-    from .._store_state import Record
+    from ..._script import ScriptTurn
+    from ..._state import MockState, Session
+    from ..._store_state import Record
 
 __all__ = ["PROVIDER"]
 
@@ -69,7 +69,7 @@ _CONTENT_TYPES = frozenset({"text", "image", "audio", "document", "video"})
 
 
 # -- google.rpc.Status: the generateContent provider's shape (an unknown version is refused by
-# Google's front end); the Interactions routes answer in their own (_gemini_interactions_errors)
+# Google's front end); the Interactions routes answer in their own (_errors)
 
 
 def auth(request: Request) -> Reply | None:

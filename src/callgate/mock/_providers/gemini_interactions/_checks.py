@@ -1,7 +1,7 @@
 """Gemini Interactions: do the ``input`` steps answer the calls they must answer?
 
 First the hosted tool declarations in ``tools`` (``gemini_hosted_tool_declaration``, 400;
-see :mod:`._gemini_interactions_hosted`), then the previous id:
+see :mod:`._hosted`), then the previous id:
 ``gemini_previous_interaction_found`` (404), ``..._stored`` and
 ``..._active`` (400). Then the steps.
 
@@ -22,10 +22,10 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from .._http import Reply
-from .._store_state import SessionStore
-from ._gemini_interactions_errors import gemini_error, not_found
-from ._gemini_interactions_hosted import check_declarations
+from ..._http import Reply
+from ..._store_state import SessionStore
+from ._errors import gemini_error, not_found
+from ._hosted import check_declarations
 
 __all__ = ["check"]
 

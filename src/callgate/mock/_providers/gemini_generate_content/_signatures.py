@@ -24,7 +24,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ...gemini_generate_content import same_signature
+from ....gemini_generate_content import same_signature
 
 __all__ = ["PLACEHOLDERS", "is_placeholder", "place_signature", "signs"]
 

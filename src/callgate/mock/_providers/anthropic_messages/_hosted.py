@@ -33,8 +33,8 @@ import base64
 from collections.abc import Mapping
 from typing import Any
 
-from ..._digest import canonical_bytes
-from . import Ids
+from ...._digest import canonical_bytes
+from .. import Ids
 
 __all__ = ["check_respond", "render_hosted"]
 

@@ -3,9 +3,9 @@
 Auth (``x-api-key`` or a bearer token, and ``anthropic-version``), the create route, the
 request view, rendering through the room's ``_render`` seam, error bodies,
 ``anthropic-ratelimit-*`` headers, the in-stream error event, truncation, the native
-checks (:mod:`._anthropic_messages_checks`) and the index of emitted thinking blocks,
+checks (:mod:`._checks`) and the index of emitted thinking blocks,
 read back from the bytes the client received by the room's own parser. Message threads
-(beta ``message-threads-2026-08-12``, :mod:`._anthropic_messages_threads`): a ``thread``
+(beta ``message-threads-2026-08-12``, :mod:`._threads`): a ``thread``
 request needs the beta header and is resolved before the checks; the only route besides
 the create is the mock's own thread-expiry control route.
 """
@@ -19,23 +19,23 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.routing import Route
 
-from ..._errors import CallgateError
-from ...anthropic_messages import Parser, Turn, _render
-from .._faults_stream import cut_deltas
-from .._http import Reply, bearer, header
-from .._render_turn import arguments, usage
-from .._requests import FunctionResult, RequestView, last_text, list_of, texts, tool_names
-from . import Endpoint, Event, Ids, Provider, RenderedTurn
-from . import _anthropic_messages_aux as aux
-from . import _anthropic_messages_hosted as hosted
-from . import _anthropic_messages_hosted_checks as hosted_checks
-from ._anthropic_messages_checks import check, emitted_index
-from ._anthropic_messages_threads import expire_route, require_beta, resolve_thread
-from ._request_valid import SWITCHES, validator
+from ...._errors import CallgateError
+from ....anthropic_messages import Parser, Turn, _render
+from ..._faults_stream import cut_deltas
+from ..._http import Reply, bearer, header
+from ..._render_turn import arguments, usage
+from ..._requests import FunctionResult, RequestView, last_text, list_of, texts, tool_names
+from .. import Endpoint, Event, Ids, Provider, RenderedTurn
+from . import _aux as aux
+from . import _hosted as hosted
+from . import _hosted_checks as hosted_checks
+from ._checks import check, emitted_index
+from ._threads import expire_route, require_beta, resolve_thread
+from .._request_valid import SWITCHES, validator
 
 if TYPE_CHECKING:
-    from .._script import ScriptTurn
-    from .._store_state import Record, SessionStore
+    from ..._script import ScriptTurn
+    from ..._store_state import Record, SessionStore
 
 __all__ = ["PROVIDER"]
 

@@ -20,10 +20,10 @@ what this session's mock emitted. In order:
     (compared decoded: the SDK re-encodes them URL-safe)
 ``gemini_gc_hosted_tools``
     the request's ``googleSearch`` / ``fileSearch`` / ``codeExecution`` / ``urlContext``
-    tool objects are well formed (:mod:`._gemini_generate_content_tools`); it runs first
+    tool objects are well formed (:mod:`._tools`); it runs first
 
 On a ``functionCall`` part, either documented placeholder
-(:mod:`._gemini_generate_content_signatures`) passes both signature checks: Google tells
+(:mod:`._signatures`) passes both signature checks: Google tells
 clients to send one where they hold no real signature.
 
 The messages of the first three are the Developer API's as clients have reported them
@@ -37,11 +37,11 @@ import json
 from collections.abc import Collection, Iterator
 from typing import Any
 
-from ...gemini_generate_content import same_signature
-from .._http import Reply
-from .._store_state import SessionStore
-from ._gemini_generate_content_signatures import is_placeholder
-from ._gemini_generate_content_tools import check_tools
+from ....gemini_generate_content import same_signature
+from ..._http import Reply
+from ..._store_state import SessionStore
+from ._signatures import is_placeholder
+from ._tools import check_tools
 
 __all__ = ["CHECKS", "check"]
 

@@ -19,8 +19,8 @@ import dataclasses
 from collections.abc import Collection
 from typing import Any
 
-from .._http import Reply
-from .._store_state import SessionStore
+from ..._http import Reply
+from ..._store_state import SessionStore
 
 __all__ = ["Emitted", "anthropic_400", "check", "emitted_index"]
 

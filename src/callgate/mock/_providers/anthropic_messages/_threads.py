@@ -34,12 +34,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ...anthropic_messages import THREADS_BETA
-from .._http import Reply, begin_entry, reply_response, session_of
-from .._requests import list_of
+from ....anthropic_messages import THREADS_BETA
+from ..._http import Reply, begin_entry, reply_response, session_of
+from ..._requests import list_of
 
 if TYPE_CHECKING:
-    from .._store_state import Record, SessionStore
+    from ..._store_state import Record, SessionStore
 
 __all__ = ["THREAD_TTL_SECONDS", "expire_route", "require_beta", "resolve_thread"]
 

@@ -3,7 +3,7 @@
 Auth (``Authorization: Bearer``; Azure also ``api-key``), the create and stored-response
 routes, the request view, rendering through the room's ``_render`` seam, error bodies,
 ``x-ratelimit-*`` headers, the in-stream error event, truncation, the native checks
-(:mod:`._openai_responses_checks`) and the index of emitted output items.
+(:mod:`._checks`) and the index of emitted output items.
 
 Stored responses: a response is stored unless its request said ``store: false``.
 ``GET /openai/v1/responses/{id}`` (and the Azure route) returns the Response object a
@@ -24,22 +24,22 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ...openai_responses import _render
-from .. import _store
-from .._http import Rendered, Reply, bearer, begin_entry, header, reply_response, session_of
-from .._render_turn import arguments, usage
-from .._requests import FunctionResult, RequestView, last_text, list_of, texts, tool_names
-from . import Endpoint, Event, Ids, Provider, RenderedTurn
-from . import _openai_responses_aux as aux
-from . import _openai_responses_hosted as hosted
-from . import _openai_responses_tools as tools
-from ._openai_responses_checks import check as continuation_check
-from ._openai_responses_checks import emitted_index, openai_error
-from ._request_valid import SWITCHES, validator
+from ....openai_responses import _render
+from ... import _store
+from ..._http import Rendered, Reply, bearer, begin_entry, header, reply_response, session_of
+from ..._render_turn import arguments, usage
+from ..._requests import FunctionResult, RequestView, last_text, list_of, texts, tool_names
+from .. import Endpoint, Event, Ids, Provider, RenderedTurn
+from . import _aux as aux
+from . import _hosted as hosted
+from . import _tools as tools
+from ._checks import check as continuation_check
+from ._checks import emitted_index, openai_error
+from .._request_valid import SWITCHES, validator
 
 if TYPE_CHECKING:
-    from .._script import ScriptTurn
-    from .._store_state import Record, SessionStore
+    from ..._script import ScriptTurn
+    from ..._store_state import Record, SessionStore
 
 __all__ = ["PROVIDER"]
 

@@ -6,7 +6,7 @@ model and the stream flag come from the path, so the engine sees them as the bod
 ``model`` and ``stream``. Auth, error bodies (``google.rpc.Status``, retry delay in its
 ``details``) and the missing-key answer are the Interactions provider's: one Google API.
 Rendering goes through the room's ``_render`` seam; the native checks are in
-:mod:`._gemini_generate_content_checks`. Nothing is stored for later reference:
+:mod:`._checks`. Nothing is stored for later reference:
 generateContent is stateless (the request replays the whole conversation).
 
 A turn on this wire (the ``respond`` block): ``text`` (streamed in ``chunking`` pieces, one
@@ -14,13 +14,13 @@ part per piece), ``calls`` (whole, one part each, ``functionCall.id`` only when 
 ``reasoning`` (``summary`` as thought parts; ``signature`` on the first call's part, or on a
 trailing empty text part when there is no call: where Gemini 3 puts it),
 ``thought_signatures`` (whether a turn without a scripted signature is signed as a Gemini 3
-model signs it; default: by the model name, :mod:`._gemini_generate_content_signatures`),
+model signs it; default: by the model name, :mod:`._signatures`),
 ``status`` (the ``finishReason``, default ``STOP``; ``CONTINUATION`` adds a ``continuationToken``),
 ``usage`` and ``chunk_plan``: how many parts each chunk carries (parallel calls in one chunk
 or several; it must add up to the turn's parts). Default: one part per chunk, the finish
 reason and usage on the last one. ``hosted``: scripted results of the server's own tools
 (search, file search, code execution, URL context) and the citations of ``text``; see
-:mod:`._gemini_generate_content_hosted`.
+:mod:`._hosted`.
 """
 
 from __future__ import annotations
@@ -33,23 +33,23 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.routing import Route
 
-from ..._errors import CallgateError, UsageError
-from ..._json import loads_strict
-from ...gemini_generate_content import _render
-from .._http import Reply
-from .._render_turn import arguments, usage
-from .._requests import FunctionResult, RequestView, last_text, list_of
-from . import Endpoint, Event, Ids, Provider, RenderedTurn
-from . import _gemini_generate_content_aux as aux
-from . import _gemini_generate_content_hosted as hosted
-from . import _gemini_generate_content_tools as hosted_tools
-from ._gemini_generate_content_checks import CHECKS, check
-from ._gemini_generate_content_signatures import place_signature, signs
-from ._request_valid import SWITCHES, validator
-from .gemini_interactions import auth, error_body, http_error
+from ...._errors import CallgateError, UsageError
+from ...._json import loads_strict
+from ....gemini_generate_content import _render
+from ..._http import Reply
+from ..._render_turn import arguments, usage
+from ..._requests import FunctionResult, RequestView, last_text, list_of
+from .. import Endpoint, Event, Ids, Provider, RenderedTurn
+from . import _aux as aux
+from . import _hosted as hosted
+from . import _tools as hosted_tools
+from ._checks import CHECKS, check
+from ._signatures import place_signature, signs
+from .._request_valid import SWITCHES, validator
+from ..gemini_interactions import auth, error_body, http_error
 
 if TYPE_CHECKING:
-    from .._script import ScriptTurn
+    from ..._script import ScriptTurn
 
 __all__ = ["PROVIDER", "STATUSES"]
 
@@ -283,7 +283,7 @@ def check_respond(respond: Mapping[str, Any]) -> str | None:
         not isinstance(plan, list) or not all(type(n) is int and n >= 0 for n in plan)
     ):
         return "chunk_plan is a list of part counts (ints >= 0), one per chunk"
-    from .._script import ScriptTurn  # the engine's type; imported late (no cycle)
+    from ..._script import ScriptTurn  # the engine's type; imported late (no cycle)
 
     turn = ScriptTurn(_PROTOCOL, {}, respond, "")
     try:
