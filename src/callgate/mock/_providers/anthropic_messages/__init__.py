@@ -26,12 +26,12 @@ from ..._http import Reply, bearer, header
 from ..._render_turn import arguments, usage
 from ..._requests import FunctionResult, RequestView, last_text, list_of, texts, tool_names
 from .. import Endpoint, Event, Ids, Provider, RenderedTurn
+from .._request_valid import SWITCHES, validator
 from . import _aux as aux
 from . import _hosted as hosted
 from . import _hosted_checks as hosted_checks
 from ._checks import check, emitted_index
 from ._threads import expire_route, require_beta, resolve_thread
-from .._request_valid import SWITCHES, validator
 
 if TYPE_CHECKING:
     from ..._script import ScriptTurn

@@ -40,13 +40,13 @@ from ..._http import Reply
 from ..._render_turn import arguments, usage
 from ..._requests import FunctionResult, RequestView, last_text, list_of
 from .. import Endpoint, Event, Ids, Provider, RenderedTurn
+from .._request_valid import SWITCHES, validator
+from ..gemini_interactions import auth, error_body, http_error
 from . import _aux as aux
 from . import _hosted as hosted
 from . import _tools as hosted_tools
 from ._checks import CHECKS, check
 from ._signatures import place_signature, signs
-from .._request_valid import SWITCHES, validator
-from ..gemini_interactions import auth, error_body, http_error
 
 if TYPE_CHECKING:
     from ..._script import ScriptTurn

@@ -40,10 +40,10 @@ from ..._http import Reply, begin_entry, header, reply_response, session_of, sse
 from ..._render_turn import arguments, usage
 from ..._requests import FunctionResult, RequestView, last_text, list_of, texts, tool_names
 from .. import Endpoint, Event, Ids, Provider, RenderedTurn
+from .._request_valid import SWITCHES, validator
 from . import _errors as errors
 from ._checks import check
 from ._hosted import check_hosted, hosted_specs, hosted_types
-from .._request_valid import SWITCHES, validator
 
 if TYPE_CHECKING:
     from ..._script import ScriptTurn

@@ -30,12 +30,12 @@ from ..._http import Rendered, Reply, bearer, begin_entry, header, reply_respons
 from ..._render_turn import arguments, usage
 from ..._requests import FunctionResult, RequestView, last_text, list_of, texts, tool_names
 from .. import Endpoint, Event, Ids, Provider, RenderedTurn
+from .._request_valid import SWITCHES, validator
 from . import _aux as aux
 from . import _hosted as hosted
 from . import _tools as tools
 from ._checks import check as continuation_check
 from ._checks import emitted_index, openai_error
-from .._request_valid import SWITCHES, validator
 
 if TYPE_CHECKING:
     from ..._script import ScriptTurn
