@@ -21,6 +21,7 @@ from . import _sessions
 from ._app import MAX_BODY_BYTES, create_app, host_is_loopback
 from ._http1 import PROTOCOL
 from ._journal import MAX_ENTRIES, MAX_PER_TEST, Journal
+from ._providers import server_bases
 from ._script import Script
 from ._state import MAX_SESSIONS, Mismatch, MockState
 
@@ -164,21 +165,13 @@ class MockServer:
         host, port = self._socket.getsockname()[:2]
         return f"http://{host}:{port}"
 
-    @property
-    def openai_base_url(self) -> str:
-        return f"{self.url}/openai/v1"
-
-    @property
-    def azure_openai_base_url(self) -> str:
-        return f"{self.url}/azure-openai/openai/v1"
-
-    @property
-    def anthropic_base_url(self) -> str:
-        return f"{self.url}/anthropic"
-
-    @property
-    def gemini_base_url(self) -> str:
-        return f"{self.url}/gemini"
+    def __getattr__(self, name: str) -> str:
+        """A base URL for an official SDK, by the attribute its provider names
+        (``Provider.server_bases``: ``openai_base_url``, ``anthropic_base_url``, ...)."""
+        path = server_bases().get(name) if name.endswith("_base_url") else None
+        if path is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return self.url + path
 
     # -- what happened --------------------------------------------------------------------
 

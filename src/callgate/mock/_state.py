@@ -34,8 +34,8 @@ from ._http import CONVERSATION_HEADER, TEST_ID_HEADER, Rendered
 from ._journal import Journal
 from ._match import mismatches
 from ._providers import provider
+from ._providers._kit import RequestView
 from ._render_turn import render
-from ._requests import RequestView
 from ._script import Script, ScriptTurn
 from ._store_state import SessionStore
 

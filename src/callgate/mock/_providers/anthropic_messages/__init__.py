@@ -21,11 +21,28 @@ from starlette.routing import Route
 
 from ...._errors import CallgateError
 from ....anthropic_messages import Parser, Turn, _render
-from ..._faults_stream import cut_deltas
-from ..._http import Reply, bearer, header
-from ..._render_turn import arguments, usage
-from ..._requests import FunctionResult, RequestView, last_text, list_of, texts, tool_names
-from .. import Endpoint, Event, Ids, Provider, RenderedTurn
+from .._kit import (
+    BaseUrl,
+    Endpoint,
+    Event,
+    FunctionResult,
+    Host,
+    Ids,
+    Provider,
+    RenderedTurn,
+    Reply,
+    RequestView,
+    ScriptTurn,
+    arguments,
+    bearer,
+    cut_deltas,
+    header,
+    last_text,
+    list_of,
+    texts,
+    tool_names,
+    usage,
+)
 from .._request_valid import SWITCHES, validator
 from . import _aux as aux
 from . import _hosted as hosted
@@ -34,7 +51,6 @@ from ._checks import check, emitted_index
 from ._threads import expire_route, require_beta, resolve_thread
 
 if TYPE_CHECKING:
-    from ..._script import ScriptTurn
     from ..._store_state import Record, SessionStore
 
 __all__ = ["PROVIDER"]
@@ -287,8 +303,8 @@ def _request_body(request: Request, body: dict[str, Any]) -> dict[str, Any] | Re
     return require_beta(request, body, error_body) or body
 
 
-def _routes() -> list[Route]:
-    return [expire_route(error_body)]
+def _routes(host: Host) -> list[Route]:
+    return [expire_route(host, error_body)]
 
 
 PROVIDER = Provider(
@@ -316,5 +332,20 @@ PROVIDER = Provider(
     check_respond=hosted.check_respond,
     request_body=_request_body,
     family=aux.FAMILY,
-    aux_routes=lambda: aux.routes(auth, error_body),
+    aux_routes=lambda host: aux.routes(host, auth, error_body),
+    base_urls=(
+        BaseUrl(
+            "Anthropic Messages",
+            "anthropic SDKs Anthropic(base_url=...)",
+            "/anthropic",
+            "/v1/messages",
+        ),
+        BaseUrl(
+            "Anthropic Messages",
+            "clients wanting the version segment (Vercel AI SDK createAnthropic baseURL)",
+            "/anthropic/v1",
+            "/messages",
+        ),
+    ),
+    server_bases=(("anthropic_base_url", "/anthropic"),),
 )

@@ -19,8 +19,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.routing import Route
 
-from ... import _aux
-from ..._http import Reply
+from .._kit import Answer, AuxRequest, Host, ModelEntry, Reply
 
 __all__ = ["FAMILY", "routes"]
 
@@ -29,7 +28,7 @@ PROTOCOLS = ("anthropic_messages",)
 DEFAULTS = ("claude-sonnet-4-5",)
 
 
-def model_object(entry: _aux.ModelEntry) -> dict[str, Any]:
+def model_object(entry: ModelEntry) -> dict[str, Any]:
     return {
         "type": "model",
         "id": entry.id,
@@ -43,22 +42,24 @@ def model_object(entry: _aux.ModelEntry) -> dict[str, Any]:
 
 
 def routes(
-    auth: Callable[[Request], Reply | None], error_body: Callable[[int, str], dict[str, Any]]
+    host: Host,
+    auth: Callable[[Request], Reply | None],
+    error_body: Callable[[int, str], dict[str, Any]],
 ) -> list[Route]:
-    def served(call: _aux.AuxRequest) -> list[_aux.ModelEntry]:
-        return _aux.served_models(call.script, FAMILY, DEFAULTS, PROTOCOLS)
+    def served(call: AuxRequest) -> list[ModelEntry]:
+        return call.served_models(FAMILY, DEFAULTS, PROTOCOLS)
 
-    def found(call: _aux.AuxRequest, name: Any) -> _aux.ModelEntry | Reply:
+    def found(call: AuxRequest, name: Any) -> ModelEntry | Reply:
         for entry in served(call):
             if entry.id == name:
                 return entry
         return Reply(404, error_body(404, f"model: {name}"))
 
-    def get(call: _aux.AuxRequest) -> Reply:
+    def get(call: AuxRequest) -> Reply:
         entry = found(call, call.request.path_params["model_id"])
         return entry if isinstance(entry, Reply) else Reply(200, model_object(entry))
 
-    def listing(call: _aux.AuxRequest) -> Reply:
+    def listing(call: AuxRequest) -> Reply:
         params = call.request.query_params
         limit = params.get("limit", "20")
         if not limit.isdigit() or not 1 <= int(limit) <= 1000:
@@ -82,7 +83,7 @@ def routes(
             "last_id": page[-1].id if page else None,
         })  # fmt: skip
 
-    def count(call: _aux.AuxRequest) -> Reply:
+    def count(call: AuxRequest) -> Reply:
         body = call.body
         if not isinstance(body.get("model"), str):
             return Reply(400, error_body(400, "model: Field required"))
@@ -91,10 +92,10 @@ def routes(
         entry = found(call, body["model"])
         if isinstance(entry, Reply):
             return entry
-        return Reply(200, {"input_tokens": _aux.count_tokens(call.script, body)})
+        return Reply(200, {"input_tokens": call.count_tokens(body)})
 
-    def make(answer: _aux.Answer) -> Any:
-        return _aux.route("anthropic_messages", auth, answer, error_body)
+    def make(answer: Answer) -> Any:
+        return host.aux("anthropic_messages", auth, answer, error_body)
 
     return [
         Route("/anthropic/v1/models", make(listing), methods=["GET"]),

@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...._digest import canonical_bytes
-from .. import Ids
+from .._kit import Ids
 
 __all__ = ["check_respond", "render_hosted"]
 

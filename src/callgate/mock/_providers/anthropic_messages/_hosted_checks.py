@@ -21,13 +21,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...._errors import CallgateError
 from ....anthropic_messages import Parser
-from ..._http import Reply
-from ..._store_state import Record, SessionStore
+from .._kit import Reply
 from ._checks import anthropic_400
+
+if TYPE_CHECKING:
+    from ..._store_state import Record, SessionStore
+
 
 __all__ = ["CHECKS", "checking", "indexing"]
 

@@ -31,12 +31,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ....anthropic_messages import THREADS_BETA
-from ..._http import Reply, begin_entry, reply_response, session_of
-from ..._requests import list_of
+from .._kit import Host, Reply, Stored, list_of
 
 if TYPE_CHECKING:
     from ..._store_state import Record, SessionStore
@@ -176,22 +174,20 @@ def resolve_thread(
     return None
 
 
-def expire_route(error_body: ErrorBody) -> Route:
+def expire_route(host: Host, error_body: ErrorBody) -> Route:
     """``POST /_callgate/anthropic/threads/{message_id}/expire``: delete that message's
     thread in the caller's session (by ``x-callgate-test-id``), as the retention would."""
 
-    async def endpoint(request: Request) -> Response:
-        state, session = session_of(request)
-        entry = begin_entry(request, state, None)
-        message_id = request.path_params["message_id"]
-        with state.lock:
-            found = session.store.get(PROTOCOL_NAME, message_id)
-            if found is None or _thread(found) is None:
-                message = f"no thread holds message {message_id!r}"
-                return reply_response(entry, Reply(404, error_body(404, message)), "control")
-            expire(session.store, found)
-        answer = {"expired": message_id}
-        entry.close(200, answer, "control")
-        return JSONResponse(answer)
+    def answer(call: Stored) -> Reply:
+        message_id = call.request.path_params["message_id"]
+        found = call.store.get(PROTOCOL_NAME, message_id)
+        if found is None or _thread(found) is None:
+            return Reply(404, error_body(404, f"no thread holds message {message_id!r}"))
+        expire(call.store, found)
+        return Reply(200, {"expired": message_id})
 
-    return Route("/_callgate/anthropic/threads/{message_id:str}/expire", endpoint, methods=["POST"])
+    return Route(
+        "/_callgate/anthropic/threads/{message_id:str}/expire",
+        host.stored(None, None, answer, "control"),
+        methods=["POST"],
+    )

@@ -28,7 +28,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.requests import Request
 from starlette.routing import Route
@@ -36,25 +36,35 @@ from starlette.routing import Route
 from ...._errors import CallgateError, UsageError
 from ...._json import loads_strict
 from ....gemini_generate_content import _render
-from ..._http import Reply
-from ..._render_turn import arguments, usage
-from ..._requests import FunctionResult, RequestView, last_text, list_of
-from .. import Endpoint, Event, Ids, Provider, RenderedTurn
+from .._gemini_common import VERSIONS, auth, error_body, http_error
+from .._kit import (
+    BaseUrl,
+    Endpoint,
+    Event,
+    FunctionResult,
+    Host,
+    Ids,
+    Provider,
+    RenderedTurn,
+    Reply,
+    RequestView,
+    ScriptTurn,
+    arguments,
+    last_text,
+    list_of,
+    usage,
+)
 from .._request_valid import SWITCHES, validator
-from ..gemini_interactions import auth, error_body, http_error
 from . import _aux as aux
 from . import _hosted as hosted
 from . import _tools as hosted_tools
 from ._checks import CHECKS, check
 from ._signatures import place_signature, signs
 
-if TYPE_CHECKING:
-    from ..._script import ScriptTurn
-
 __all__ = ["PROVIDER", "STATUSES"]
 
 _PROTOCOL = "gemini_generate_content"
-_VERSIONS = ("v1", "v1beta")
+_VERSIONS = VERSIONS
 _METHODS = {"generateContent": False, "streamGenerateContent": True}
 # Every finishReason either SDK generation knows (google-genai 3.6.1's 24 values).
 STATUSES = (
@@ -283,8 +293,6 @@ def check_respond(respond: Mapping[str, Any]) -> str | None:
         not isinstance(plan, list) or not all(type(n) is int and n >= 0 for n in plan)
     ):
         return "chunk_plan is a list of part counts (ints >= 0), one per chunk"
-    from ..._script import ScriptTurn  # the engine's type; imported late (no cycle)
-
     turn = ScriptTurn(_PROTOCOL, {}, respond, "")
     try:
         for stream in (True, False):
@@ -337,7 +345,7 @@ def fault_roles(event: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
     return tuple(roles)
 
 
-def _no_state_routes() -> list[Route]:
+def _no_state_routes(host: Host) -> list[Route]:
     return []
 
 
@@ -367,5 +375,20 @@ PROVIDER = Provider(
     respond_keys=frozenset({"chunk_plan", "hosted", "thought_signatures"}),
     check_respond=check_respond,
     family=aux.FAMILY,
-    aux_routes=lambda: aux.routes(auth, error_body),
+    aux_routes=lambda host: aux.routes(host, auth, error_body),
+    base_urls=(
+        BaseUrl(
+            "Gemini generateContent",
+            "google-genai http_options base_url, api_version 'v1' or 'v1beta'",
+            "/gemini",
+            "/v1beta/models/{model}:generateContent",
+        ),
+        BaseUrl(
+            "Gemini generateContent",
+            "clients wanting the version segment (Vercel AI SDK createGoogleGenerativeAI "
+            "baseURL; also .../gemini/v1)",
+            "/gemini/v1beta",
+            "/models/{model}:generateContent",
+        ),
+    ),
 )

@@ -19,8 +19,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.routing import Match, Route
 
-from ... import _aux
-from ..._http import Reply
+from .._kit import Answer, AuxRequest, Host, ModelEntry, Reply
 
 __all__ = ["FAMILY", "routes"]
 
@@ -31,7 +30,7 @@ _VERSIONS = ("v1", "v1beta")
 _BASE = "/gemini/{version:str}/models"
 
 
-def model_object(entry: _aux.ModelEntry) -> dict[str, Any]:
+def model_object(entry: ModelEntry) -> dict[str, Any]:
     return {
         "name": f"models/{entry.id}",
         "version": "callgate-mock",
@@ -61,12 +60,14 @@ class _ModelRoute(Route):
 
 
 def routes(
-    auth: Callable[[Request], Reply | None], error_body: Callable[[int, str], dict[str, Any]]
+    host: Host,
+    auth: Callable[[Request], Reply | None],
+    error_body: Callable[[int, str], dict[str, Any]],
 ) -> list[Route]:
-    def served(call: _aux.AuxRequest) -> list[_aux.ModelEntry]:
-        return _aux.served_models(call.script, FAMILY, DEFAULTS, PROTOCOLS)
+    def served(call: AuxRequest) -> list[ModelEntry]:
+        return call.served_models(FAMILY, DEFAULTS, PROTOCOLS)
 
-    def found(call: _aux.AuxRequest) -> _aux.ModelEntry | Reply:
+    def found(call: AuxRequest) -> ModelEntry | Reply:
         version = call.request.path_params["version"]
         if version not in _VERSIONS:
             return Reply(404, error_body(404, f"Method not found: {call.request.url.path}"))
@@ -81,11 +82,11 @@ def routes(
         )
         return Reply(404, error_body(404, message))
 
-    def get(call: _aux.AuxRequest) -> Reply:
+    def get(call: AuxRequest) -> Reply:
         entry = found(call)
         return entry if isinstance(entry, Reply) else Reply(200, model_object(entry))
 
-    def listing(call: _aux.AuxRequest) -> Reply:
+    def listing(call: AuxRequest) -> Reply:
         if call.request.path_params["version"] not in _VERSIONS:
             return Reply(404, error_body(404, f"Method not found: {call.request.url.path}"))
         params = call.request.query_params
@@ -99,16 +100,16 @@ def routes(
             body["nextPageToken"] = str(start + size_n)
         return Reply(200, body)
 
-    def count(call: _aux.AuxRequest) -> Reply:
+    def count(call: AuxRequest) -> Reply:
         entry = found(call)
         if isinstance(entry, Reply):
             return entry
-        total = _aux.count_tokens(call.script, call.body)
+        total = call.count_tokens(call.body)
         details = [{"modality": "TEXT", "tokenCount": total}]
         return Reply(200, {"totalTokens": total, "promptTokensDetails": details})
 
-    def make(answer: _aux.Answer) -> Any:
-        return _aux.route("gemini_generate_content", auth, answer, error_body)
+    def make(answer: Answer) -> Any:
+        return host.aux("gemini_generate_content", auth, answer, error_body)
 
     return [
         Route(_BASE, make(listing), methods=["GET"]),

@@ -35,13 +35,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ....gemini_generate_content import same_signature
-from ..._http import Reply
-from ..._store_state import SessionStore
+from .._kit import Reply
 from ._signatures import is_placeholder
 from ._tools import check_tools
+
+if TYPE_CHECKING:
+    from ..._store_state import SessionStore
+
 
 __all__ = ["CHECKS", "check"]
 

@@ -30,7 +30,7 @@ import functools
 import re
 from typing import Any
 
-from ..._http import Reply
+from .._kit import Reply
 
 __all__ = ["HOSTED", "check_tools", "snake"]
 

@@ -30,30 +30,44 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
-from starlette.responses import Response
 from starlette.routing import Route
 
 from ....gemini_interactions import _render
-from ... import _store
-from ..._faults_stream import cut_deltas
-from ..._http import Reply, begin_entry, header, reply_response, session_of, sse_response
-from ..._render_turn import arguments, usage
-from ..._requests import FunctionResult, RequestView, last_text, list_of, texts, tool_names
-from .. import Endpoint, Event, Ids, Provider, RenderedTurn
+from .._gemini_common import VERSIONS, error_body
+from .._kit import (
+    BaseUrl,
+    Endpoint,
+    Event,
+    FunctionResult,
+    Host,
+    Ids,
+    Provider,
+    RenderedTurn,
+    Reply,
+    RequestView,
+    ScriptTurn,
+    Stored,
+    StoredAnswer,
+    arguments,
+    cut_deltas,
+    last_text,
+    list_of,
+    texts,
+    tool_names,
+    usage,
+)
 from .._request_valid import SWITCHES, validator
 from . import _errors as errors
 from ._checks import check
 from ._hosted import check_hosted, hosted_specs, hosted_types
 
 if TYPE_CHECKING:
-    from ..._script import ScriptTurn
-    from ..._state import MockState, Session
     from ..._store_state import Record
 
 __all__ = ["PROVIDER"]
 
 _PROTOCOL = "gemini_interactions"
-_VERSIONS = ("v1", "v1beta")
+_VERSIONS = VERSIONS
 CHECKS = (
     SWITCHES[_PROTOCOL],
     "gemini_previous_interaction_found",
@@ -68,63 +82,10 @@ CHECKS = (
 _CONTENT_TYPES = frozenset({"text", "image", "audio", "document", "video"})
 
 
-# -- google.rpc.Status: the generateContent provider's shape (an unknown version is refused by
-# Google's front end); the Interactions routes answer in their own (_errors)
-
-
-def auth(request: Request) -> Reply | None:
-    if header(request, b"x-goog-api-key") or request.query_params.get("key"):
-        return None
-    message = "Method doesn't allow unregistered callers. Please use an API key."
-    return Reply(401, error_body(401, message))
-
-
 def _unknown_version(request: Request) -> Reply | None:
     if request.path_params["version"] in _VERSIONS:
         return None
     return Reply(404, error_body(404, "unknown API version"))
-
-
-_STATUS = {
-    400: "INVALID_ARGUMENT",
-    401: "UNAUTHENTICATED",
-    403: "PERMISSION_DENIED",
-    404: "NOT_FOUND",
-    408: "DEADLINE_EXCEEDED",
-    409: "ABORTED",
-    413: "INVALID_ARGUMENT",  # Google's status for a payload too big
-    429: "RESOURCE_EXHAUSTED",
-    500: "INTERNAL",
-    503: "UNAVAILABLE",
-}
-
-
-def error_body(status: int, message: str, *, retry_after: int | None = None) -> dict[str, Any]:
-    """``google.rpc.Status`` as JSON; ``retry_after`` (seconds) adds a ``RetryInfo`` (and a
-    429 a ``QuotaFailure``) to its ``details``."""
-    error: dict[str, Any] = {
-        "code": status,
-        "message": message,
-        "status": _STATUS.get(status, "UNKNOWN"),
-    }
-    details: list[dict[str, Any]] = []
-    if status == 429:
-        violation = {"quotaMetric": "callgate-mock/requests", "quotaId": "callgate-mock"}
-        details.append(
-            {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [violation]}
-        )
-    if retry_after is not None:
-        details.append(
-            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{retry_after}s"}
-        )
-    if details:
-        error["details"] = details
-    return {"error": error}
-
-
-def http_error(status: int, message: str, retry: int | None) -> Reply:
-    """A scripted HTTP error: the retry delay rides in the body, not in headers."""
-    return Reply(status, error_body(status, message, retry_after=retry))
 
 
 # -- the request view -------------------------------------------------------------------------
@@ -299,12 +260,12 @@ def _input_steps(value: Any) -> list[Any]:
     return list(value)
 
 
-def _interaction(state: MockState, session: Session, found: Record, *, echo: bool) -> Any:
-    body = dict(_store.final_object(state, found))
+def _interaction(call: Stored, found: Record, *, echo: bool) -> Any:
+    body = dict(call.final_object(found))
     timeline: list[Any] = []
-    for hop in reversed(list(session.store.chain(found))):
+    for hop in reversed(list(call.store.chain(found))):
         timeline.extend(_input_steps(hop.served.request.get("input")))
-        timeline.extend(_store.final_object(state, hop).get("steps", ()))
+        timeline.extend(call.final_object(hop).get("steps", ()))
     body["steps"] = timeline
     if found.previous is not None:
         body["previous_interaction_id"] = found.previous
@@ -315,8 +276,8 @@ def _interaction(state: MockState, session: Session, found: Record, *, echo: boo
     return body
 
 
-def _resume(state: MockState, found: Record, last_event_id: str | None) -> Reply | bytes:
-    full = _store.full_stream(state, found)
+def _resume(call: Stored, found: Record, last_event_id: str | None) -> Reply | bytes:
+    full = call.full_stream(found)
     start = 0
     if last_event_id is not None:
         ids = [event.get("event_id") for event in full.events]
@@ -329,8 +290,8 @@ def _resume(state: MockState, found: Record, last_event_id: str | None) -> Reply
     return b"".join(full.frames[start:])
 
 
-def _cancel(state: MockState, session: Session, found: Record) -> Reply:
-    status = "cancelled" if found.cancelled else _store.final_object(state, found).get("status")
+def _cancel(call: Stored, found: Record) -> Reply:
+    status = "cancelled" if found.cancelled else call.final_object(found).get("status")
     if status != "requires_action":
         return errors.gemini_error(
             400,
@@ -339,47 +300,44 @@ def _cancel(state: MockState, session: Session, found: Record) -> Reply:
             "failed_precondition",
         )
     found.cancelled = True
-    return Reply(200, _interaction(state, session, found, echo=False))
+    return Reply(200, _interaction(call, found, echo=False))
 
 
-def _stored_route(action: str) -> Any:
-    async def endpoint(request: Request) -> Response:
-        state, session = session_of(request)
-        entry = begin_entry(request, state, _PROTOCOL)
-        refused = _unknown_version(request) or errors.auth(request)
-        if refused is not None:
-            return reply_response(entry, refused, "rejected")
-        interaction_id = request.path_params["interaction_id"]
-        query = request.query_params
-        sent: Reply | bytes
-        with state.lock:
-            found = session.store.referable(_PROTOCOL, interaction_id)
-            if found is None:
-                sent = errors.not_found(interaction_id)
-            elif action == "delete":
-                found.deleted = True
-                sent = Reply(200, {})
-            elif action == "cancel":
-                sent = _cancel(state, session, found)
-            elif query.get("stream", "false").lower() == "true":
-                sent = _resume(state, found, query.get("last_event_id"))
-            else:
-                echo = query.get("include_input", "false").lower() == "true"
-                sent = Reply(200, _interaction(state, session, found, echo=echo))
-        if isinstance(sent, Reply):
-            return reply_response(entry, sent, "state")
-        return sse_response(entry, sent, "state")
-
-    return endpoint
+def _stored_auth(request: Request) -> Reply | None:
+    return _unknown_version(request) or errors.auth(request)
 
 
-def state_routes() -> list[Route]:
+def _stored(action: str) -> StoredAnswer:
+    def answer(call: Stored) -> Reply | bytes:
+        interaction_id = call.request.path_params["interaction_id"]
+        query = call.request.query_params
+        found = call.store.referable(_PROTOCOL, interaction_id)
+        if found is None:
+            return errors.not_found(interaction_id)
+        if action == "delete":
+            found.deleted = True
+            return Reply(200, {})
+        if action == "cancel":
+            return _cancel(call, found)
+        if query.get("stream", "false").lower() == "true":
+            return _resume(call, found, query.get("last_event_id"))
+        echo = query.get("include_input", "false").lower() == "true"
+        return Reply(200, _interaction(call, found, echo=echo))
+
+    return answer
+
+
+def state_routes(host: Host) -> list[Route]:
     """GET (JSON or resumed SSE), DELETE and cancel of stored interactions."""
     interaction = "/gemini/{version:str}/interactions/{interaction_id:str}"
+
+    def make(action: str) -> Any:
+        return host.stored(_PROTOCOL, _stored_auth, _stored(action), "state")
+
     return [
-        Route(interaction, _stored_route("get"), methods=["GET"]),
-        Route(interaction, _stored_route("delete"), methods=["DELETE"]),
-        Route(f"{interaction}/cancel", _stored_route("cancel"), methods=["POST"]),
+        Route(interaction, make("get"), methods=["GET"]),
+        Route(interaction, make("delete"), methods=["DELETE"]),
+        Route(f"{interaction}/cancel", make("cancel"), methods=["POST"]),
     ]
 
 
@@ -413,4 +371,19 @@ PROVIDER = Provider(
     validate_switch=SWITCHES[_PROTOCOL],
     respond_keys=frozenset({"hosted"}),
     check_respond=check_hosted,
+    base_urls=(
+        BaseUrl(
+            "Gemini Interactions",
+            "google-genai http_options base_url, api_version 'v1' or 'v1beta'",
+            "/gemini",
+            "/v1beta/interactions",
+        ),
+        BaseUrl(
+            "Gemini Interactions",
+            "clients wanting the version segment (also .../gemini/v1)",
+            "/gemini/v1beta",
+            "/interactions",
+        ),
+    ),
+    server_bases=(("gemini_base_url", "/gemini"),),
 )

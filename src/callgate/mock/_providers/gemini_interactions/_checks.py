@@ -20,12 +20,15 @@ video only (``UserInputStepParam.content: List[ContentParam]``), and a result is
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..._http import Reply
-from ..._store_state import SessionStore
+from .._kit import Reply
 from ._errors import gemini_error, not_found
 from ._hosted import check_declarations
+
+if TYPE_CHECKING:
+    from ..._store_state import SessionStore
+
 
 __all__ = ["check"]
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from ..._http import Reply, header
+from .._kit import Reply, header
 
 __all__ = ["auth", "error_body", "gemini_error", "http_error", "not_found"]
 

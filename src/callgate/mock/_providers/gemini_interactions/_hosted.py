@@ -44,7 +44,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .. import Ids
+from .._kit import Ids
 
 __all__ = ["check_declarations", "check_hosted", "hosted_specs", "hosted_types"]
 

@@ -21,15 +21,32 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
-from starlette.responses import Response
 from starlette.routing import Route
 
 from ....openai_responses import _render
-from ... import _store
-from ..._http import Rendered, Reply, bearer, begin_entry, header, reply_response, session_of
-from ..._render_turn import arguments, usage
-from ..._requests import FunctionResult, RequestView, last_text, list_of, texts, tool_names
-from .. import Endpoint, Event, Ids, Provider, RenderedTurn
+from .._kit import (
+    BaseUrl,
+    Endpoint,
+    Event,
+    FunctionResult,
+    Host,
+    Ids,
+    Provider,
+    Rendered,
+    RenderedTurn,
+    Reply,
+    RequestView,
+    ScriptTurn,
+    Stored,
+    arguments,
+    bearer,
+    header,
+    last_text,
+    list_of,
+    texts,
+    tool_names,
+    usage,
+)
 from .._request_valid import SWITCHES, validator
 from . import _aux as aux
 from . import _hosted as hosted
@@ -38,7 +55,6 @@ from ._checks import check as continuation_check
 from ._checks import emitted_index, openai_error
 
 if TYPE_CHECKING:
-    from ..._script import ScriptTurn
     from ..._store_state import Record, SessionStore
 
 __all__ = ["PROVIDER"]
@@ -332,43 +348,36 @@ def _not_found(response_id: str) -> Reply:
     return openai_error(404, f"No response found with id '{response_id}'.")
 
 
-def _stored_route(check_auth: Any) -> Any:
-    async def endpoint(request: Request) -> Response:
-        state, session = session_of(request)
-        entry = begin_entry(request, state, _PROTOCOL)
-        refused = check_auth(request)
-        if refused is not None:
-            return reply_response(entry, refused, "rejected")
-        response_id = request.path_params["response_id"]
-        with state.lock:
-            found = session.store.referable(_PROTOCOL, response_id)
-            if found is None:
-                reply = _not_found(response_id)
-            elif request.method == "DELETE":
-                found.deleted = True
-                reply = Reply(200, {"id": response_id, "object": "response", "deleted": True})
-            elif request.query_params.get("stream", "false").lower() == "true":
-                reply = openai_error(
-                    400,
-                    "callgate mock: streaming retrieval (stream=true) is not served; retrieve "
-                    "the Response object without it.",
-                    param="stream",
-                )
-            else:
-                reply = Reply(200, _store.final_object(state, found))
-        return reply_response(entry, reply, "state")
-
-    return endpoint
+def _stored(call: Stored) -> Reply:
+    response_id = call.request.path_params["response_id"]
+    found = call.store.referable(_PROTOCOL, response_id)
+    if found is None:
+        return _not_found(response_id)
+    if call.request.method == "DELETE":
+        found.deleted = True
+        return Reply(200, {"id": response_id, "object": "response", "deleted": True})
+    if call.request.query_params.get("stream", "false").lower() == "true":
+        return openai_error(
+            400,
+            "callgate mock: streaming retrieval (stream=true) is not served; retrieve "
+            "the Response object without it.",
+            param="stream",
+        )
+    return Reply(200, call.final_object(found))
 
 
-def state_routes() -> list[Route]:
+def state_routes(host: Host) -> list[Route]:
     """GET/DELETE of stored responses (plain and Azure)."""
     methods = ["GET", "DELETE"]
     return [
-        Route("/openai/v1/responses/{response_id:str}", _stored_route(auth), methods=methods),
+        Route(
+            "/openai/v1/responses/{response_id:str}",
+            host.stored(_PROTOCOL, auth, _stored, "state"),
+            methods=methods,
+        ),
         Route(
             "/azure-openai/openai/v1/responses/{response_id:str}",
-            _stored_route(auth_azure),
+            host.stored(_PROTOCOL, auth_azure, _stored, "state"),
             methods=methods,
         ),
     ]
@@ -409,5 +418,23 @@ PROVIDER = Provider(
     render_options=render_options,
     render_with=render_with,
     family=aux.FAMILY,
-    aux_routes=lambda: aux.routes(auth, auth_azure, error_body),
+    aux_routes=lambda host: aux.routes(host, auth, auth_azure, error_body),
+    base_urls=(
+        BaseUrl(
+            "OpenAI Responses",
+            "openai SDKs OpenAI(base_url=...), OpenAI-compatible clients",
+            "/openai/v1",
+            "/responses",
+        ),
+        BaseUrl(
+            "Azure OpenAI v1",
+            "openai SDKs OpenAI(base_url=...), as Azure's v1 API is used",
+            "/azure-openai/openai/v1",
+            "/responses",
+        ),
+    ),
+    server_bases=(
+        ("openai_base_url", "/openai/v1"),
+        ("azure_openai_base_url", "/azure-openai/openai/v1"),
+    ),
 )

@@ -14,8 +14,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.routing import Route
 
-from ... import _aux
-from ..._http import Reply
+from .._kit import AuxRequest, Host, ModelEntry, Reply
 
 __all__ = ["FAMILY", "routes"]
 
@@ -24,19 +23,20 @@ PROTOCOLS = ("openai_responses",)
 DEFAULTS = ("gpt-4.1",)
 
 
-def model_object(entry: _aux.ModelEntry) -> dict[str, Any]:
+def model_object(entry: ModelEntry) -> dict[str, Any]:
     return {"id": entry.id, "object": "model", "created": 0, "owned_by": "callgate", **entry.fields}
 
 
 def routes(
+    host: Host,
     auth: Callable[[Request], Reply | None],
     auth_azure: Callable[[Request], Reply | None],
     error_body: Callable[..., dict[str, Any]],
 ) -> list[Route]:
-    def served(call: _aux.AuxRequest) -> list[_aux.ModelEntry]:
-        return _aux.served_models(call.script, FAMILY, DEFAULTS, PROTOCOLS)
+    def served(call: AuxRequest) -> list[ModelEntry]:
+        return call.served_models(FAMILY, DEFAULTS, PROTOCOLS)
 
-    def get(call: _aux.AuxRequest) -> Reply:
+    def get(call: AuxRequest) -> Reply:
         name = call.request.path_params["model"]
         for entry in served(call):
             if entry.id == name:
@@ -45,15 +45,15 @@ def routes(
         body["error"]["param"] = "model"
         return Reply(404, body)
 
-    def listing(call: _aux.AuxRequest) -> Reply:
+    def listing(call: AuxRequest) -> Reply:
         return Reply(200, {"object": "list", "data": [model_object(m) for m in served(call)]})
 
     found: list[Route] = []
     for base, check in (("/openai/v1", auth), ("/azure-openai/openai/v1", auth_azure)):
         found += [
-            Route(f"{base}/models", _aux.route("openai_responses", check, listing, error_body),
+            Route(f"{base}/models", host.aux("openai_responses", check, listing, error_body),
                   methods=["GET"]),
             Route(f"{base}/models/{{model:str}}",
-                  _aux.route("openai_responses", check, get, error_body), methods=["GET"]),
+                  host.aux("openai_responses", check, get, error_body), methods=["GET"]),
         ]  # fmt: skip
     return found

@@ -30,10 +30,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..._http import Reply
-from ..._store_state import SessionStore
+from .._kit import Reply
+
+if TYPE_CHECKING:
+    from ..._store_state import SessionStore
+
 
 __all__ = ["Emitted", "check", "emitted_index", "openai_error"]
 

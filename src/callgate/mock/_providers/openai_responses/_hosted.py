@@ -27,7 +27,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from .. import Ids
+from .._kit import Ids
 
 __all__ = [
     "RENDER_INCLUDES",

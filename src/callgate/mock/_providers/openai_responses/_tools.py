@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from ..._http import Reply
+from .._kit import Reply
 from ._checks import openai_error
 
 __all__ = ["CHECK", "tools_problem"]
