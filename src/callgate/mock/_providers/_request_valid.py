@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from importlib import resources
 from typing import Any, Final
 
-from .._http import Reply
+from ._kit import Reply
 from ._reqspec import KIND_OF, Key, Overlay, Problem, RequestSpec, Tag, compile_spec
 
 __all__ = ["SWITCHES", "validator"]
