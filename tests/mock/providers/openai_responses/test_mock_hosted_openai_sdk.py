@@ -24,7 +24,7 @@ from callgate import openai_responses as oai
 from callgate.contracts import REVISIONS, get_baseline
 from callgate.mock import MockServer, Script
 
-from .conftest import RecordingApp, recording_mock_server
+from ...conftest import RecordingApp, recording_mock_server
 
 SDK_MAJOR = importlib.metadata.version("openai").split(".")[0]
 BASELINE = next(

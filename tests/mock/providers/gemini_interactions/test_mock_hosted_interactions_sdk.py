@@ -23,7 +23,7 @@ from callgate import gemini_interactions as gi
 from callgate.gemini_interactions._hosted import PAIRS
 from callgate.mock import MockServer, ScriptBuilder, call
 
-from .conftest import RecordingApp, recording_mock_server
+from ...conftest import RecordingApp, recording_mock_server
 
 GENERATION = int(importlib.metadata.version("google-genai").split(".")[0])
 BASELINE = "2026-11" if GENERATION >= 3 else "2026-07-21"

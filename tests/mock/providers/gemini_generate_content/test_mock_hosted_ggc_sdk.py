@@ -20,7 +20,7 @@ from google.genai import errors, types
 from callgate import gemini_generate_content as ggc
 from callgate.mock import Script, ScriptBuilder
 
-from .conftest import genai_client
+from ...conftest import genai_client
 
 GENERATION = int(importlib.metadata.version("google-genai").split(".")[0])
 BASELINE = "2026-11" if GENERATION >= 3 else "2026-07-21"

@@ -23,7 +23,7 @@ from callgate import ProviderError, ToolResult, TruncatedStreamError
 from callgate import gemini_generate_content as ggc
 from callgate.mock import MockServer, Script, ScriptBuilder, call
 
-from .conftest import RecordingApp, genai_client
+from ...conftest import RecordingApp, genai_client
 
 GENERATION = int(importlib.metadata.version("google-genai").split(".")[0])
 BASELINE = "2026-11" if GENERATION >= 3 else "2026-07-21"

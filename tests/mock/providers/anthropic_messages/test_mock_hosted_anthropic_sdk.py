@@ -27,7 +27,7 @@ from callgate import ToolResult
 from callgate import anthropic_messages as am
 from callgate.mock import MockServer, ScriptBuilder, call
 
-from .conftest import RecordingApp, conversation_problems, recording_mock_server
+from ...conftest import RecordingApp, conversation_problems, recording_mock_server
 
 MODEL = "hosted-model"
 TOOLS: list[dict[str, Any]] = [
