@@ -19,14 +19,14 @@ from starlette.routing import Route
 
 from ....anthropic_messages import _render
 from .._kit import BaseUrl, Endpoint, Host, Provider, Reply
-from .._request_valid import SWITCHES, validator
 from . import _aux as aux
 from . import _hosted as hosted
 from . import _hosted_checks as hosted_checks
 from ._checks import check
 from ._faults import error_event, fault_roles, truncate
 from ._rendering import _event_name, emitted_blocks, index, render
-from ._routes import PROTOCOL_NAME, auth, error_body, http_error
+from ._request_spec import SWITCH, VALIDATE
+from ._routes import auth, error_body, http_error
 from ._threads import expire_route, require_beta, resolve_thread
 from ._view import view
 
@@ -38,7 +38,7 @@ __all__ = ["PROVIDER"]
 
 
 CHECKS = (
-    SWITCHES[PROTOCOL_NAME],
+    SWITCH,
     "anthropic_tool_use_has_result",
     "anthropic_tool_result_first",
     "anthropic_tool_result_has_tool_use",
@@ -78,8 +78,8 @@ PROVIDER = Provider(
     object_arguments=True,
     checks=CHECKS,
     check=hosted_checks.checking(_check),
-    validate=validator(PROTOCOL_NAME),
-    validate_switch=SWITCHES[PROTOCOL_NAME],
+    validate=VALIDATE,
+    validate_switch=SWITCH,
     index=hosted_checks.indexing(index),
     respond_keys=frozenset({"hosted"}),
     check_respond=hosted.check_respond,

@@ -28,11 +28,11 @@ from __future__ import annotations
 from ....gemini_generate_content import _render
 from .._gemini_common import auth, error_body, http_error
 from .._kit import BaseUrl, Endpoint, Provider
-from .._request_valid import SWITCHES, validator
 from . import _aux as aux
 from ._checks import CHECKS, check
 from ._faults import error_event, fault_roles, truncate
 from ._rendering import STATUSES, check_respond, render
+from ._request_spec import SWITCH, VALIDATE
 from ._routes import _PROTOCOL, _VERSIONS, _no_state_routes, refuse_path, request_body
 from ._view import view
 
@@ -57,10 +57,10 @@ PROVIDER = Provider(
     statuses=STATUSES,
     object_arguments=True,
     fault_roles=fault_roles,
-    checks=(SWITCHES[_PROTOCOL], *CHECKS),
+    checks=(SWITCH, *CHECKS),
     check=check,
-    validate=validator(_PROTOCOL),
-    validate_switch=SWITCHES[_PROTOCOL],
+    validate=VALIDATE,
+    validate_switch=SWITCH,
     request_body=request_body,
     respond_keys=frozenset({"chunk_plan", "hosted", "thought_signatures"}),
     check_respond=check_respond,

@@ -27,12 +27,12 @@ from __future__ import annotations
 
 from ....gemini_interactions import _render
 from .._kit import BaseUrl, Endpoint, Provider
-from .._request_valid import SWITCHES, validator
 from . import _errors as errors
 from ._checks import check
 from ._faults import error_event, fault_roles, truncate
 from ._hosted import check_hosted
 from ._rendering import _event_name, render
+from ._request_spec import SWITCH, VALIDATE
 from ._routes import _PROTOCOL, _VERSIONS, _unknown_version, state_routes
 from ._view import view
 
@@ -40,7 +40,7 @@ __all__ = ["PROVIDER"]
 
 
 CHECKS = (
-    SWITCHES[_PROTOCOL],
+    SWITCH,
     "gemini_previous_interaction_found",
     "gemini_previous_interaction_stored",
     "gemini_previous_interaction_active",
@@ -77,8 +77,8 @@ PROVIDER = Provider(
     previous_key="previous_interaction_id",
     checks=CHECKS,
     check=check,
-    validate=validator(_PROTOCOL),
-    validate_switch=SWITCHES[_PROTOCOL],
+    validate=VALIDATE,
+    validate_switch=SWITCH,
     respond_keys=frozenset({"hosted"}),
     check_respond=check_hosted,
     base_urls=(

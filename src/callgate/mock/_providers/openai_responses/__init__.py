@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 from ....openai_responses import _render
 from .._kit import BaseUrl, Endpoint, Provider, Reply
-from .._request_valid import SWITCHES, validator
 from . import _aux as aux
 from . import _hosted as hosted
 from . import _tools as tools
@@ -36,6 +35,7 @@ from ._rendering import (
     render_options,
     render_with,
 )
+from ._request_spec import SWITCH, VALIDATE
 from ._routes import _PROTOCOL, auth, auth_azure, error_body, http_error, state_routes
 from ._view import view
 
@@ -47,7 +47,7 @@ __all__ = ["PROVIDER"]
 
 
 CHECKS = (
-    SWITCHES[_PROTOCOL],
+    SWITCH,
     "openai_previous_response_found",
     "openai_item_reference_found",
     "openai_output_has_call",
@@ -93,8 +93,8 @@ PROVIDER = Provider(
     previous_key="previous_response_id",
     checks=CHECKS,
     check=check,
-    validate=validator(_PROTOCOL),
-    validate_switch=SWITCHES[_PROTOCOL],
+    validate=VALIDATE,
+    validate_switch=SWITCH,
     index=index,
     final_from_stream=final_from_stream,
     respond_keys=hosted.RESPOND_KEYS,
