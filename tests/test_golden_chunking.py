@@ -1,6 +1,6 @@
 """Every room's golden streams, cut anywhere, give the turn (or the error) of the whole.
 
-One test for the four rooms (each used to keep its own copy): every ``wire-sse`` fixture
+One test for every room (each used to keep its own copy): every ``wire-sse`` fixture
 under tests/fixtures/<room>/ is fed byte by byte and at random split points; the outcome
 equals the whole stream's -- the same Turn, digest included, or the same error with the
 same partial turn.
