@@ -82,7 +82,7 @@ test: | $(STAMP)
 CHECK_SKIP = tests/ledger/test_ledger_crash*.py tests/ledger/test_ledger_ci_postgres.py \
   tests/fuzz tests/test_cli*.py tests/mock/test_mock_plugin*.py \
   tests/recording/test_recording_commands.py tests/loop/test_loop_demo.py \
-  tests/*/*sdk*.py tests/test_docs.py tests/test_frameworks.py \
+  tests/*/*sdk*.py tests/mock/providers/*/*sdk*.py tests/test_docs.py tests/test_frameworks.py \
   tests/sse/test_sse_decoder.py tests/sse/test_sse_encoder.py \
   tests/openai_responses/test_transitions.py tests/kernel/test_kernel_strict_json_scan.py \
   tests/gemini_interactions/test_event_ids.py tests/mock/test_mock_render_roundtrip.py \
@@ -93,17 +93,20 @@ check-suite: $(STAMP)
 	$(BIN)/python -m pytest -q $(XDIST) $(addprefix --ignore-glob=,$(CHECK_SKIP))
 
 # The official-SDK conformance tests again, against the 2026-07-21 baseline SDKs.
-BASELINE_TESTS = tests/mock/test_mock_sdk_conformance.py tests/mock/test_mock_ggc_sdk_conformance.py \
-  tests/mock/test_mock_hosted_openai_sdk.py \
-  tests/mock/test_mock_hosted_anthropic_sdk.py
-BASELINE_TESTS += tests/mock/test_mock_hosted_interactions_sdk.py tests/gemini_interactions/test_hosted_sdk_fields.py
+BASELINE_TESTS = tests/mock/test_mock_sdk_conformance.py \
+  tests/mock/providers/gemini_generate_content/test_mock_ggc_sdk_conformance.py \
+  tests/mock/providers/openai_responses/test_mock_hosted_openai_sdk.py \
+  tests/mock/providers/anthropic_messages/test_mock_hosted_anthropic_sdk.py
+BASELINE_TESTS += tests/mock/providers/gemini_interactions/test_mock_hosted_interactions_sdk.py
+BASELINE_TESTS += tests/gemini_interactions/test_hosted_sdk_fields.py
 BASELINE_TESTS += tests/test_cli_serve_urls.py tests/mock/test_mock_sessions.py
 BASELINE_TESTS += tests/mock/test_mock_fixtures_sdk.py tests/mock/test_mock_faults_points_sdk.py
-BASELINE_TESTS += tests/mock/test_mock_hosted_ggc_sdk.py
-BASELINE_TESTS += tests/mock/test_mock_aux_sdk.py tests/mock/test_mock_ggc_signatures.py
+BASELINE_TESTS += tests/mock/providers/gemini_generate_content/test_mock_hosted_ggc_sdk.py
+BASELINE_TESTS += tests/mock/test_mock_aux_sdk.py
+BASELINE_TESTS += tests/mock/providers/gemini_generate_content/test_mock_ggc_signatures.py
 BASELINE_TESTS += tests/mock/test_mock_request_sdk_property.py tests/mock/test_mock_request_spec_drift.py
 BASELINE_TESTS += tests/kernel/test_kernel_feed.py tests/mock/test_mock_plugin_http.py
-BASELINE_TESTS += tests/mock/test_mock_interactions_errors_sdk.py
+BASELINE_TESTS += tests/mock/providers/gemini_interactions/test_mock_interactions_errors_sdk.py
 BASELINE_TESTS += tests/openai_chat_completions/test_sdk_objects.py
 test-baseline: $(BSTAMP)
 	$(BASE)/bin/python -m pytest -q $(BASELINE_TESTS)

@@ -12,7 +12,9 @@ The allow-matrix (rows import columns):
                 mock/_providers/
     top floor   anything (cli, demo, pytest_plugin, __main__)
 
-Plus: no import cycle inside a package, and no provider-name literal in the mock's engine.
+Plus: no import cycle in the runtime import graph of any package (subpackages included),
+the mock's providers (mock/_providers/) a leaf layer that runs no engine module, and no
+provider-name literal in the mock's engine.
 """
 
 from __future__ import annotations
@@ -167,19 +169,43 @@ def test_only_a_rooms_render_seam_is_imported_privately_and_only_by_mock_provide
         assert in_providers, f"{path.name}:{line} imports {name} outside mock/_providers/"
 
 
-def _package_graph(package: Path) -> dict[str, set[str]]:
+def _dotted(path: Path) -> str:
+    parts = ["callgate", *path.relative_to(SRC).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+DOTTED = {_dotted(p): p for p in MODULES}
+# The provider registry imports each provider folder by name, lazily (importlib): an edge.
+REGISTRY = "callgate.mock._providers"
+DYNAMIC = {REGISTRY: {_dotted(p) for p in MODULES if p.parent.parent == SRC / "mock/_providers"}}
+DYNAMIC[REGISTRY] = {name for name in DYNAMIC[REGISTRY] if name.count(".") == 3}
+
+
+def _module_of(name: str) -> str | None:
+    """The callgate module ``name`` (a module, or a name inside one) executes."""
+    while name and name not in DOTTED:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _runtime_graph() -> dict[str, set[str]]:
+    """Every module's runtime imports of other callgate modules, subpackages included
+    (``from pkg import mod`` is an edge to ``pkg.mod``; ``if TYPE_CHECKING:`` blocks are
+    not run; the implicit import of a parent package's ``__init__`` is not an edge)."""
     graph: dict[str, set[str]] = {}
-    names = {p.stem for p in package.glob("*.py")}
-    dotted = ".".join(["callgate", *package.relative_to(SRC).parts])
-    for path in package.glob("*.py"):
+    for name, path in DOTTED.items():
         deps: set[str] = set()
-        for name, _line in _imports(path):
-            if name.startswith(dotted + "."):
-                head = name[len(dotted) + 1 :].split(".")[0]
-                if head in names and head != path.stem and head != "__init__":
-                    deps.add(head)
-        graph[path.stem] = deps
+        imported = list(_imports(path))
+        modules = {dep for dep, _line in imported if dep in DOTTED}
+        for dep, _line in imported:
+            module = _module_of(dep)
+            if module is not None and not any(d.startswith(dep + ".") for d in modules):
+                deps.add(module)  # ``from pkg import mod`` names pkg too: only mod counts
+        graph[name] = (deps | DYNAMIC.get(name, set())) - {name}
     return graph
+
+
+GRAPH = _runtime_graph()
 
 
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -207,13 +233,52 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
 PACKAGES = sorted({p.parent for p in MODULES if p.name == "__init__.py"})
 
 
+def test_the_graph_follows_imports_into_subpackages() -> None:
+    mock = GRAPH["callgate.mock._providers.openai_responses"]
+    assert "callgate.mock._providers._kit" in mock
+    assert "callgate.mock._providers.openai_responses._checks" in mock
+    assert "callgate.mock._providers.gemini_generate_content" in GRAPH[REGISTRY]
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+
+
 @pytest.mark.parametrize(
     "package", PACKAGES, ids=[str(p.relative_to(SRC.parent)) for p in PACKAGES]
 )
 def test_no_import_cycle_inside_a_package(package: Path) -> None:
-    graph = _package_graph(package)
-    graph.pop("__init__", None)
+    """No cycle in the runtime import graph of the package and its subpackages."""
+    prefix = _dotted(package / "__init__.py") + "."
+    inside = {n: {d for d in deps if d.startswith(prefix)} for n, deps in GRAPH.items()}
+    graph = {n: deps for n, deps in inside.items() if n.startswith(prefix)}
     assert _cycle(graph) is None, " -> ".join(_cycle(graph) or [])
+
+
+PROVIDERS = SRC / "mock" / "_providers"
+PROVIDER_MODULES = [p for p in MODULES if PROVIDERS in p.parents]
+
+
+@pytest.mark.parametrize(
+    "path", PROVIDER_MODULES, ids=[str(p.relative_to(PROVIDERS)) for p in PROVIDER_MODULES]
+)
+def test_the_mock_providers_are_a_leaf_layer(path: Path) -> None:
+    """A provider module runs no engine module: it imports the kernel, rooms and the
+    modules under mock/_providers/ only, and no provider folder imports another's."""
+    own = path.relative_to(PROVIDERS).parts
+    folder = own[0] if len(own) > 1 else None
+    for name, line in _imports(path):
+        parts = _callgate_parts(name)
+        if not parts or parts[0] != "mock":
+            continue
+        where = f"{path.relative_to(PROVIDERS)}:{line} imports {name}"
+        assert parts[:2] == ["mock", "_providers"], f"{where}: an engine module"
+        module = _module_of(name) or ""
+        if module.count(".") >= 3 and folder is not None:
+            other = module.split(".")[3]
+            if (PROVIDERS / other).is_dir():
+                assert other == folder, f"{where}: another provider's folder"
+        if folder is None:  # the registry may name the folders; the kit and shared modules not
+            assert module == REGISTRY or (
+                module.count(".") == 3 and not (PROVIDERS / module.split(".")[3]).is_dir()
+            ), f"{where}: a provider folder"
 
 
 PROVIDER_LITERALS = ("openai_responses", "anthropic_messages", "gemini_interactions")

@@ -1,11 +1,9 @@
-"""Golden fixtures: each stream fed whole, byte by byte and at random split points gives the
-same turn, and the turn matches the fixture's `expected` block."""
+"""Golden fixtures: each stream gives the turn of the fixture's `expected` block (byte by
+byte and at random split points: tests/test_golden_chunking.py, for every room)."""
 
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from callgate.anthropic_messages import Parser, parse_response, parse_stream
 from callgate.contracts import Fixture
@@ -45,29 +43,6 @@ def test_golden_whole(fixture: Fixture) -> None:
     assert expected is not None
     check_expected(turn, expected)
     assert turn.baseline == fixture.contract_revision
-
-
-@pytest.mark.parametrize("fixture", WIRE, ids=IDS)
-def test_golden_byte_by_byte(fixture: Fixture) -> None:
-    whole = parse_stream(fixture.data, baseline=fixture.contract_revision)
-    data = fixture.data
-    parser = Parser(baseline=fixture.contract_revision)
-    for i in range(len(data)):
-        parser.feed_bytes(data[i : i + 1])
-    turn = parser.finish()
-    assert turn.digest == whole.digest
-    assert turn == whole
-
-
-@pytest.mark.parametrize("fixture", WIRE, ids=IDS)
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(cuts=st.lists(st.floats(min_value=0, max_value=1), max_size=12))
-def test_golden_random_splits(fixture: Fixture, cuts: list[float]) -> None:
-    data = fixture.data
-    points = sorted({int(c * len(data)) for c in cuts})
-    chunks = [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True)]
-    turn = parse_stream(iter(chunks), baseline=fixture.contract_revision)
-    assert turn.digest == parse_stream(data, baseline=fixture.contract_revision).digest
 
 
 @pytest.mark.parametrize("fixture", WIRE, ids=IDS)

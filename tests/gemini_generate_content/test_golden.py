@@ -1,13 +1,12 @@
-"""Golden fixtures: each stream gives its expected turn whole, byte by byte, at random splits
-and as decoded chunk dicts; each body gives it from the mapping, the bytes and the str."""
+"""Golden fixtures: each stream gives its expected turn whole and as decoded chunk dicts
+(byte by byte and at random splits: tests/test_golden_chunking.py); each body gives it
+from the mapping, the bytes and the str."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from callgate.contracts import Fixture, load_fixtures
 from callgate.gemini_generate_content import Parser, Turn, parse_response, parse_stream
@@ -39,28 +38,6 @@ def test_golden_stream_whole(fixture: Fixture) -> None:
     turn = parse_stream(fixture.data, baseline=fixture.contract_revision)
     _check(turn, fixture)
     assert turn.origin == "stream"
-
-
-@pytest.mark.parametrize("fixture", STREAMS, ids=IDS)
-def test_golden_stream_byte_by_byte(fixture: Fixture) -> None:
-    whole = parse_stream(fixture.data, baseline=fixture.contract_revision)
-    parser = Parser(baseline=fixture.contract_revision)
-    for i in range(len(fixture.data)):
-        parser.feed_bytes(fixture.data[i : i + 1])
-    assert parser.finish() == whole
-
-
-@pytest.mark.parametrize("fixture", STREAMS, ids=IDS)
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_golden_stream_random_splits(fixture: Fixture, data: st.DataObject) -> None:
-    raw = fixture.data
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(raw)), max_size=12)))
-    chunks = [raw[a:b] for a, b in zip([0, *cuts], [*cuts, len(raw)], strict=True)]
-    turn = parse_stream(chunks, baseline=fixture.contract_revision)
-    whole = parse_stream(raw, baseline=fixture.contract_revision)
-    assert turn == whole
-    assert turn.digest == whole.digest
 
 
 @pytest.mark.parametrize("fixture", STREAMS, ids=IDS)

@@ -1,13 +1,11 @@
-"""Golden fixtures: each stream gives its expected turn whole, byte by byte, at random splits,
-and as decoded event dicts through feed_event."""
+"""Golden fixtures: each stream gives its expected turn whole and as decoded event dicts
+through feed_event (byte by byte and at random splits: tests/test_golden_chunking.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from callgate.contracts import Fixture, load_fixtures
 from callgate.gemini_interactions import Parser, Turn, parse_interaction, parse_stream
@@ -61,28 +59,6 @@ def test_fixture_set_covers_both_baselines_and_layers() -> None:
 def test_golden_stream_whole(fixture: Fixture) -> None:
     turn = parse_stream(fixture.data, baseline=fixture.contract_revision)
     _check(turn, fixture)
-
-
-@pytest.mark.parametrize("fixture", STREAMS, ids=IDS)
-def test_golden_stream_byte_by_byte(fixture: Fixture) -> None:
-    whole = parse_stream(fixture.data, baseline=fixture.contract_revision)
-    parser = Parser(baseline=fixture.contract_revision)
-    for i in range(len(fixture.data)):
-        parser.feed_bytes(fixture.data[i : i + 1])
-    assert parser.finish() == whole
-
-
-@pytest.mark.parametrize("fixture", STREAMS, ids=IDS)
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_golden_stream_random_splits(fixture: Fixture, data: st.DataObject) -> None:
-    raw = fixture.data
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(raw)), max_size=12)))
-    chunks = [raw[a:b] for a, b in zip([0, *cuts], [*cuts, len(raw)], strict=True)]
-    turn = parse_stream(chunks, baseline=fixture.contract_revision)
-    whole = parse_stream(raw, baseline=fixture.contract_revision)
-    assert turn == whole
-    assert turn.digest == whole.digest
 
 
 @pytest.mark.parametrize("fixture", STREAMS, ids=IDS)

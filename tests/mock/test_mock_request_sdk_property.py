@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import hypothesis
@@ -22,10 +23,13 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from callgate.mock import MockServer, ScriptBuilder
-from callgate.mock._providers._request_valid import SWITCHES, validator
+from callgate.mock._providers import PROTOCOLS, provider
 from callgate.mock._validate import CHECKS
 
 from .sdk_requests import Drawn, Field, at, mutated, present, requests, wrong_value
+
+# The switch of each provider's request validation (the rest of CHECKS are native checks).
+SWITCHES = {provider(p).validate_switch for p in PROTOCOLS}
 
 openai = pytest.importorskip("openai")
 anthropic = pytest.importorskip("anthropic")
@@ -154,7 +158,7 @@ def _named(protocol: str, body: dict[str, Any], path: tuple[Any, ...]) -> None:
 @pytest.mark.parametrize("kind", sorted(ROOTS))
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
 def test_every_body_an_sdk_builds_from_its_types_is_accepted(kind: str, stream: bool) -> None:
-    check = validator(PROTOCOL[kind])
+    check = _validator(PROTOCOL[kind])
 
     @SETTINGS
     @given(_drawn(kind))
@@ -198,7 +202,7 @@ def _candidates(drawn: Drawn, body: dict[str, Any], want: str) -> list[Field]:
 @pytest.mark.parametrize("want", ["missing", "type"])
 def test_a_body_with_a_field_removed_or_mistyped_is_refused_naming_it(kind: str, want: str) -> None:
     protocol = PROTOCOL[kind]
-    check = validator(protocol)
+    check = _validator(protocol)
     proto = protocol == "gemini_interactions"
 
     @SETTINGS
@@ -297,7 +301,7 @@ def test_every_generate_content_body_the_sdk_converts_is_accepted(
 ) -> None:
     body = _ggc_wire(contents, config)
     note(json.dumps(body)[:2000])
-    refused = validator("gemini_generate_content")(body)
+    refused = _validator("gemini_generate_content")(body)
     assert refused is None, refused.body
 
 
@@ -315,7 +319,7 @@ def test_a_generate_content_body_with_a_mistyped_part_field_is_refused_naming_it
     spots = [(c, p, name) for c, content in enumerate(body["contents"])
              for p, part in enumerate(content["parts"])
              for name in part if name in scalars]  # fmt: skip
-    check = validator("gemini_generate_content")
+    check = _validator("gemini_generate_content")
     if spots:
         c, p, name = data.draw(st.sampled_from(spots))
         value = 7 if scalars[name] is not bool else "yes"
@@ -336,7 +340,7 @@ def test_a_generate_content_body_with_a_mistyped_part_field_is_refused_naming_it
 def _open_server(protocol: str, turns: int) -> MockServer:
     """A server whose script answers any ``turns`` requests, every check but the request
     check off (a drawn history need not be a coherent conversation)."""
-    off = {name: False for name in CHECKS if name not in SWITCHES.values()}
+    off = {name: False for name in CHECKS if name not in SWITCHES}
     builder = ScriptBuilder(seed=3, validation=off)
     for _ in range(turns):
         builder.turn(protocol, text="ok")
@@ -382,3 +386,11 @@ def _send(kind: str, server: MockServer, params: dict[str, Any], stream: bool) -
         result = client.interactions.create(**params, stream=stream)
     if stream:
         list(result)
+
+
+def _validator(protocol: str) -> Callable[[dict[str, Any]], Any]:
+    """The provider's check of a create body against its SDK-generated spec."""
+    check = provider(protocol).validate
+    if check is None:
+        raise AssertionError(f"{protocol} has no request validation")
+    return check

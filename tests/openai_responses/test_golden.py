@@ -1,16 +1,14 @@
-"""Golden fixtures: whole, byte by byte, at random splits, as events, through the SDK."""
+"""Golden fixtures: whole, as events, through the SDK (byte by byte and at random splits:
+tests/test_golden_chunking.py, for every room)."""
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 from typing import Any
 
 import httpx2
 import openai
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from callgate import CallgateError, ProviderError, SequenceError
 from callgate.contracts import Fixture, load_fixtures
@@ -73,26 +71,6 @@ def test_failing_fixture_releases_nothing(fixture: Fixture) -> None:
     assert info.value.turn is not None
     assert info.value.turn.calls == ()
     assert len(info.value.turn.items) == expected["done_items"]
-
-
-@pytest.mark.parametrize("fixture", FIXTURES, ids=lambda f: f.name)
-def test_fixture_byte_by_byte_equals_whole(fixture: Fixture) -> None:
-    whole = outcome(fixture, [fixture.data])
-    data = fixture.data
-    assert same(outcome(fixture, [data[i : i + 1] for i in range(len(data))]), whole)
-
-
-@settings(max_examples=25, deadline=None)
-@given(data=st.data())
-def test_fixture_random_splits_equal_whole(data: st.DataObject) -> None:
-    fixture = data.draw(st.sampled_from(FIXTURES), label="fixture")
-    raw = fixture.data
-    cuts = sorted(
-        data.draw(st.lists(st.integers(0, len(raw)), max_size=40, unique=True), label="cuts")
-    )
-    bounds = [0, *cuts, len(raw)]
-    chunks = [raw[a:b] for a, b in itertools.pairwise(bounds)]
-    assert same(outcome(fixture, chunks), outcome(fixture, [raw]))
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=lambda f: f.name)

@@ -25,17 +25,20 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Match, Route
 
-from . import _control, _faults, _validate
+from . import _aux, _control, _faults, _store, _validate
 from ._guard import HostCheck, error, host_is_loopback, route_names
 from ._http import TEST_ID_HEADER, Reply, begin_entry, reply_response
 from ._pipeline import Endpoint
 from ._providers import PROTOCOLS, protocol_of, provider
+from ._providers._kit import Host
 from ._script import Script
 from ._state import MockState
 
 __all__ = ["MAX_BODY_BYTES", "MockApp", "create_app", "host_is_loopback"]
 
 MAX_BODY_BYTES = 32 * 1024 * 1024
+# What the engine lends the providers' own routes (auxiliary and stored-object endpoints).
+HOST = Host(aux=_aux.route, stored=_store.stored_endpoint)
 
 
 # -- refusals before any route, and unknown routes -----------------------------------------
@@ -209,7 +212,7 @@ def create_app(
         # Auxiliary routes first: generateContent's countTokens lies inside its create
         # route's path pattern. A POST among them is matched before the create routes by
         # direct() too, and then takes the ASGI path (no endpoint: None).
-        for route in provider(protocol).aux_routes():
+        for route in provider(protocol).aux_routes(HOST):
             routes.append(route)
             if "POST" in (route.methods or ()) and "{" in route.path:
                 patterned.append((route, None))
@@ -228,7 +231,7 @@ def create_app(
         *_control.routes(),
     ]
     for protocol in PROTOCOLS:
-        routes += provider(protocol).state_routes()
+        routes += provider(protocol).state_routes(HOST)
     routes += _faults.control_routes()
     inner = Starlette(routes=routes, exception_handlers={404: _unrouted, 405: _unrouted})
     inner.state.callgate = mock_state

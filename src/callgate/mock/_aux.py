@@ -32,12 +32,14 @@ from .._json import loads_strict
 from ._guard import BodyTooLargeError, read_body
 from ._http import Reply, begin_entry, reply_response, session_of
 from ._providers import PROTOCOLS, provider
+from ._providers._kit import Answer, AuxRequest, ModelEntry
 
 if TYPE_CHECKING:
     from ._script import Script
 
 __all__ = [
     "AUX_KEYS",
+    "Answer",
     "Aux",
     "AuxRequest",
     "ModelEntry",
@@ -52,16 +54,6 @@ AUX_KEYS = frozenset({"models", "token_count"})  # top-level script keys this mo
 _ENTRY_KEYS = {"id", "provider", "fields"}
 MAX_COUNT = 2**53
 MAX_BODY_BYTES = 32 * 1024 * 1024  # a count request is read up to this size (the app's default)
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ModelEntry:
-    """One model a script lists: its id, the family it belongs to (``None``: every family)
-    and wire fields that replace the provider's defaults in its model object."""
-
-    id: str
-    provider: str | None = None
-    fields: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -144,19 +136,6 @@ def count_tokens(script: Script, body: Any) -> int:
     return max(1, -(-_text_bytes(body) // 4))
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class AuxRequest:
-    """What an auxiliary answer reads: the request, the session's script and the JSON
-    body (``None`` for a GET)."""
-
-    request: Request
-    script: Script
-    body: Any
-
-
-Answer = Callable[[AuxRequest], Reply]
-
-
 def route(
     protocol: str,
     auth: Callable[[Request], Reply | None],
@@ -189,6 +168,13 @@ def route(
             if not isinstance(body, dict):
                 reply = Reply(400, error_body(400, "body must be a JSON object"))
                 return reply_response(entry, reply, "rejected")
-        return reply_response(entry, answer(AuxRequest(request, session.script, body)), "aux")
+        script = session.script
+        call = AuxRequest(
+            request,
+            body,
+            lambda family, defaults, protocols: served_models(script, family, defaults, protocols),
+            lambda counted: count_tokens(script, counted),
+        )
+        return reply_response(entry, answer(call), "aux")
 
     return endpoint

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._providers import provider
+from ._providers._kit import cut
 
 __all__ = ["POINT_KEYS", "Faulted", "cut", "fault_position", "plan_stream"]
 
@@ -89,41 +90,6 @@ def _alter(event: Event) -> None:
                 delta[key] += " (replayed differently)"
                 return
     event["callgate_replayed"] = True
-
-
-def cut(pieces: Sequence[str], keep: int) -> tuple[int, str]:
-    """How many whole pieces fit in ``keep`` chars, and the partial piece after them (for
-    a provider's truncation of streamed call arguments)."""
-    used = 0
-    for n, piece in enumerate(pieces):
-        if used + len(piece) >= keep:
-            return n, piece[: keep - used]
-        used += len(piece)
-    return len(pieces), ""
-
-
-def cut_deltas(
-    events: Sequence[Event],
-    is_delta: Callable[[Event], bool],
-    text_of: Callable[[Event], str],
-    with_text: Callable[[Event, str], Event],
-    keep: int | None = None,
-) -> list[Event]:
-    """``events`` up to one call's argument deltas (``is_delta``), cut after ``keep`` chars
-    (default: half of them); the cut delta carries what is kept of its text."""
-    pieces = [text_of(e) for e in events if is_delta(e)]
-    whole, partial = cut(pieces, len("".join(pieces)) // 2 if keep is None else keep)
-    out: list[Event] = []
-    seen = 0
-    for event in events:
-        if is_delta(event):
-            if seen == whole:
-                if partial:
-                    out.append(with_text(event, partial))
-                break
-            seen += 1
-        out.append(event)
-    return out
 
 
 @dataclasses.dataclass(slots=True)

@@ -6,13 +6,13 @@ none of them imports another for these (no import cycle).
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ._journal import JournalEntry, redacted_raw
+from ._providers._kit import Rendered, Reply, bearer, header
 
 if TYPE_CHECKING:
     from ._state import MockState, Session
@@ -36,27 +36,6 @@ __all__ = [
 TEST_ID_HEADER = "x-callgate-test-id"
 CONVERSATION_HEADER = "x-callgate-conversation"
 SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Reply:
-    """A complete non-success answer: status, JSON body and extra headers."""
-
-    status: int
-    body: dict[str, Any]
-    headers: dict[str, str] = dataclasses.field(default_factory=dict)
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Rendered:
-    """What the server sent for one turn: its id, its calls, and the wire payload."""
-
-    response_id: str
-    calls: tuple[tuple[str, str], ...]  # (call id, function name)
-    events: tuple[dict[str, Any], ...]  # stream events (empty for a JSON body)
-    body: dict[str, Any] | None  # non-streaming body
-    sse: bytes  # the encoded stream (b"" for a JSON body)
-    frames: tuple[bytes, ...]  # one SSE frame per event, in order
 
 
 class WholeStream(Response):
@@ -107,22 +86,6 @@ _SSE_RAW = [
 _SSE_LINES = b"".join(b"%b: %b\r\n" % pair for pair in _SSE_RAW).replace(b"%", b"%%") + (
     b"request-id: %b\r\ncontent-length: %b\r\n"
 )
-
-
-def header(request: Request, name: bytes) -> bytes:
-    """The first ``name`` header's raw value (``b""`` when absent), as
-    ``request.headers.get`` finds it, without building Starlette's ``Headers``;
-    ``name`` is lower-case, as ASGI header names are."""
-    for key, raw in request.scope["headers"]:
-        if key == name:
-            return bytes(raw)
-    return b""
-
-
-def bearer(request: Request) -> bool:
-    """Whether the request carries ``Authorization: Bearer <something>`` (the first one)."""
-    raw = header(request, b"authorization")
-    return raw.startswith(b"Bearer ") and len(raw) > len(b"Bearer ")
 
 
 def own_error(status: int, message: str) -> dict[str, Any]:

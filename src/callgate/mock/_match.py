@@ -21,7 +21,7 @@ from .._digest import canonical_bytes
 from .._errors import CallgateError
 from .._json import loads_strict
 from ._jsonpath import compile_path, select
-from ._requests import FunctionResult, RequestView
+from ._providers._kit import FunctionResult, RequestView
 
 __all__ = ["mismatches"]
 

@@ -1,15 +1,17 @@
 """One provider request's way through the mock: the pipeline every provider route runs.
 
-journal → runtime faults → credentials → body → the request's own validity (fields,
-types, enums, ranges; before the body is adapted) → then the stages of ``_STAGES``: scripted
-HTTP faults → native checks (stored-object references first, then the provider's
-continuation rules) → script match, render, store and stream (with stream faults) →
-journal. Every request consumes the next turn of its conversation in its session; a
-request that matches no turn gets HTTP 400 in the provider's own error shape naming each
-mismatch, and it is recorded. The pipeline is synchronous once the body is read:
-:meth:`Endpoint.direct` runs it for a request whose body is already in hand (the mock's
-HTTP/1.1 connection does so, through :meth:`MockApp.direct <callgate.mock._app.MockApp>`),
-with no ASGI round trip.
+:data:`STAGES`, in order: runtime faults → credentials → (the body is read) → the body as a
+JSON object → the request's own validity (fields, types, enums, ranges; before the body
+is adapted) → the provider's adaptation of the body → scripted HTTP faults → native
+checks (stored-object references first, then the provider's continuation rules) → script
+match, render, store and stream (with stream faults). The journal entry is opened before
+the first stage and closed by whichever stage answers. Every request consumes the next
+turn of its conversation in its session; a request that matches no turn gets HTTP 400 in
+the provider's own error shape naming each mismatch, and it is recorded. The stages are
+synchronous: :class:`Endpoint` runs those before :data:`BODY` as the request arrives, reads
+the body (``await``), then runs the rest; :meth:`Endpoint.direct` runs them all for a
+request whose body is already in hand (the mock's HTTP/1.1 connection does so, through
+:meth:`MockApp.direct <callgate.mock._app.MockApp>`), with no ASGI round trip.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from .._errors import CallgateError
 from .._json import loads_strict
-from . import _faults, _store, _validate
+from . import _faults, _select, _store, _validate
 from ._guard import BodyTooLargeError, error, read_body
 from ._http import SSE_HEADERS, Reply, WholeStream, begin_entry, reply_response
 from ._journal import JournalEntry
@@ -33,7 +35,7 @@ from ._providers import provider
 from ._script import ScriptTurn
 from ._state import Mismatch, MockState, Session
 
-__all__ = ["Endpoint", "HeldStream", "parse_json", "too_large"]
+__all__ = ["BODY", "STAGES", "Endpoint", "HeldStream", "parse_json", "too_large"]
 
 
 def too_large(protocol: str | None, entry: JournalEntry, limit: int) -> Response:
@@ -66,7 +68,9 @@ class _Call:
     entry: JournalEntry
     session: Session
     conversation: str
-    body: dict[str, Any]
+    endpoint: Endpoint
+    raw: bytes = b""
+    body: dict[str, Any] = dataclasses.field(default_factory=dict)
     turn: ScriptTurn | None = None
 
 
@@ -80,9 +84,46 @@ def _runtime_fault(call: _Call) -> Response | None:
     return None if reply is None else reply_response(call.entry, reply, "fault")
 
 
+def _credentials(call: _Call) -> Response | None:
+    """The provider's credential check (a missing or malformed key is its 401)."""
+    reply = call.endpoint.auth(call.request)
+    return None if reply is None else reply_response(call.entry, reply, "rejected")
+
+
+def _json_body(call: _Call) -> Response | None:
+    """The body is strict JSON and an object (the provider's 400 otherwise)."""
+    entry, error_body = call.entry, call.endpoint.error_body
+    try:
+        body = parse_json(call.raw, entry)
+    except CallgateError as exc:
+        message = f"request body is not valid JSON: {exc}"
+        return reply_response(entry, Reply(400, error_body(400, message)), "rejected")
+    if not isinstance(body, dict):
+        reply = Reply(400, error_body(400, "body must be a JSON object"))
+        return reply_response(entry, reply, "rejected")
+    call.body = body
+    return None
+
+
+def _validity(call: _Call) -> Response | None:
+    """The request's own validity against the SDK-generated spec, before adaptation."""
+    refused = _validate.request_problem(call.session, call.protocol, call.body)
+    return None if refused is None else reply_response(call.entry, refused, "rejected")
+
+
+def _adapt(call: _Call) -> Response | None:
+    """The body as the engine matches it (``Provider.request_body``), or its refusal."""
+    adapt = call.endpoint.adapt
+    adapted = call.body if adapt is None else adapt(call.request, call.body)
+    if isinstance(adapted, Reply):
+        return reply_response(call.entry, adapted, "rejected")
+    call.body = adapted
+    return None
+
+
 def _scripted_fault(call: _Call) -> Response | None:
     """The next turn's scripted ``http_error`` (the turn is not consumed)."""
-    call.turn = turn = call.state.next_turn(call.session, call.conversation)
+    call.turn = turn = _select.next_turn(call.state, call.session, call.conversation)
     reply = _faults.turn_http_error(
         call.state, call.session, call.conversation, turn, call.protocol
     )
@@ -98,7 +139,7 @@ def _native_checks(call: _Call) -> Response | None:
 def _match_and_send(call: _Call) -> Response:
     """Match the script's turn, render it, remember it and send it (with stream faults)."""
     state, session, entry = call.state, call.session, call.entry
-    outcome = state.take(session, call.conversation, call.protocol, call.body)
+    outcome = _select.take(state, session, call.conversation, call.protocol, call.body)
     if isinstance(outcome, Mismatch):
         where = f" at {outcome.location}" if outcome.location else ""
         message = f"callgate mock: request does not match the script{where}: " + "; ".join(
@@ -142,8 +183,27 @@ def _match_and_send(call: _Call) -> Response:
     )
 
 
-# The stages after credentials and body, in order (the module docstring's list).
-_STAGES: tuple[Stage, ...] = (_scripted_fault, _native_checks, _match_and_send)
+# Every stage, in the module docstring's order; the body is read before STAGES[BODY].
+STAGES: tuple[Stage, ...] = (
+    _runtime_fault,
+    _credentials,
+    _json_body,
+    _validity,
+    _adapt,
+    _scripted_fault,
+    _native_checks,
+    _match_and_send,
+)
+BODY = STAGES.index(_json_body)
+_BEFORE, _AFTER = STAGES[:BODY], STAGES[BODY:]
+
+
+def _run(stages: tuple[Stage, ...], call: _Call) -> Response | None:
+    for stage in stages:
+        response = stage(call)
+        if response is not None:
+            return response
+    return None
 
 
 class Endpoint:
@@ -179,59 +239,39 @@ class Endpoint:
         return response if response is not None else await self(request)
 
     async def __call__(self, request: Request) -> Response:
-        call, response = self._before_body(request)
+        call = self._call(request)
+        response = _run(_BEFORE, call)
         if response is not None:
             return response
         try:
-            raw = await read_body(request, call.entry, self.limit)
+            call.raw = await read_body(request, call.entry, self.limit)
         except BodyTooLargeError:
             return too_large(self.protocol, call.entry, self.limit)
-        return self._with_body(call, raw)
+        return self._after(call)
 
     def direct(self, request: Request, raw: bytes) -> Response:
         """Answer ``request`` whose body is ``raw`` (at most ``limit`` bytes)."""
-        call, response = self._before_body(request)
+        call = self._call(request)
+        response = _run(_BEFORE, call)
         if response is not None:
             return response
         call.entry.body_size = len(raw)
-        return self._with_body(call, raw)
+        call.raw = raw
+        return self._after(call)
 
-    def _before_body(self, request: Request) -> tuple[_Call, Response | None]:
+    def _call(self, request: Request) -> _Call:
         state = self.state
         entry = begin_entry(request, state, self.protocol)
-        call = _Call(
+        return _Call(
             request, state, self.protocol, entry, state.session(entry.test_id),
-            entry.conversation or "default", {},
+            entry.conversation or "default", self,
         )  # fmt: skip
-        response = _runtime_fault(call)
-        if response is None:
-            reply = self.auth(request)
-            if reply is not None:
-                response = reply_response(entry, reply, "rejected")
-        return call, response
 
-    def _with_body(self, call: _Call, raw: bytes) -> Response:
-        entry, error_body = call.entry, self.error_body
-        try:
-            body = parse_json(raw, entry)
-        except CallgateError as exc:
-            message = f"request body is not valid JSON: {exc}"
-            return reply_response(entry, Reply(400, error_body(400, message)), "rejected")
-        if not isinstance(body, dict):
-            reply = Reply(400, error_body(400, "body must be a JSON object"))
-            return reply_response(entry, reply, "rejected")
-        refused = _validate.request_problem(call.session, self.protocol, body)
-        if refused is not None:
-            return reply_response(entry, refused, "rejected")
-        adapted = body if self.adapt is None else self.adapt(call.request, body)
-        if isinstance(adapted, Reply):
-            return reply_response(entry, adapted, "rejected")
-        call.body = adapted
-        for stage in _STAGES:
-            response = stage(call)
-            if response is not None:
-                return response
-        raise AssertionError("the last stage always answers")  # pragma: no cover
+    def _after(self, call: _Call) -> Response:
+        response = _run(_AFTER, call)
+        if response is None:  # pragma: no cover - the last stage always answers
+            raise AssertionError("the last stage always answers")
+        return response
 
 
 _TEXTS: dict[bytes, str] = {}

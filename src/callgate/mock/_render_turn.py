@@ -9,18 +9,13 @@ can refer to "the previous response" or to a call by its function name.
 from __future__ import annotations
 
 import hashlib
-import json
-from collections.abc import Mapping
-from typing import Any
 
-from .._errors import CallgateError
-from .._json import loads_strict
 from ..contracts import CURRENT_REVISION
-from ._http import Rendered
 from ._providers import provider
+from ._providers._kit import Rendered
 from ._script import ScriptTurn
 
-__all__ = ["arguments", "render", "usage"]
+__all__ = ["render"]
 
 
 class _Ids:
@@ -30,29 +25,6 @@ class _Ids:
     def __call__(self, prefix: str, kind: str, n: int = 0, size: int = 24) -> str:
         digest = hashlib.sha256(f"{self._base}/{kind}/{n}".encode()).hexdigest()
         return prefix + digest[:size]
-
-
-def arguments(spec: Mapping[str, Any], *, as_object: bool = False) -> str:
-    """A scripted call's arguments as the exact text to send. ``as_object``: the wire
-    needs an object (a non-streamed Anthropic/Gemini call), so ``raw`` text that is no
-    JSON object gives ``{}`` -- the script loader allows such text on streamed turns
-    only, so this is a stored snapshot (GET, cancel) of a streamed turn."""
-    if "raw" in spec:
-        raw = str(spec["raw"])
-        if as_object and raw:
-            try:
-                parsed = loads_strict(raw)
-            except CallgateError:
-                parsed = None
-            return raw if isinstance(parsed, dict) else ""
-        return raw
-    return json.dumps(spec.get("arguments", {}), separators=(",", ":"), ensure_ascii=False)
-
-
-def usage(given: Mapping[str, int] | None, inp: str, out: str) -> dict[str, int]:
-    """A turn's scripted usage under the wire's two names (12 and 34 by default)."""
-    counts = dict(given or {})
-    return {inp: counts.get("input_tokens", 12), out: counts.get("output_tokens", 34)}
 
 
 def render(

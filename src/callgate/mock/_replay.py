@@ -36,6 +36,7 @@ from ._script import Script
 from ._state import CONVERSATION_HEADER, TEST_ID_HEADER, MockState
 
 if TYPE_CHECKING:
+    from ._app import MockApp
     from ._server import MockServer
 
 __all__ = ["Match", "ReplayApp", "load_recordings", "replay_server"]
@@ -267,16 +268,19 @@ def replay_server(
 ) -> MockServer:
     """A :class:`MockServer` whose provider routes answer with the recordings."""
     recordings = load_recordings(directory)
-    server = cls(Script(conversations={}), **kwargs)
     hosts = [kwargs.get("host", "127.0.0.1"), *kwargs.get("allowed_hosts", ())]
-    server.replay = ReplayApp(
-        recordings,
-        state=server.state,
-        fallback=server.app,
-        allowed_hosts=hosts,
-        match=match,
-        pacing=pacing,
-        max_body_bytes=server.app.max_body_bytes,
-    )
-    server.app = server.replay  # type: ignore[assignment]
+
+    def replay(state: MockState, scripted: MockApp) -> ReplayApp:
+        return ReplayApp(
+            recordings,
+            state=state,
+            fallback=scripted,
+            allowed_hosts=hosts,
+            match=match,
+            pacing=pacing,
+            max_body_bytes=scripted.max_body_bytes,
+        )
+
+    server = cls(Script(conversations={}), app=replay, **kwargs)
+    server.replay = server.app if isinstance(server.app, ReplayApp) else None
     return server

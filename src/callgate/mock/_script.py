@@ -43,7 +43,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -53,9 +53,10 @@ from .._json import loads_strict
 from ..contracts import CURRENT_REVISION, REVISIONS
 from . import _schema
 from ._aux import AUX_KEYS, Aux, parse_aux
-from ._chunking import MAX_SEED, check_chunking, make_splitter
 from ._fixtures import MATCH_KEYS, Fixture, check_match, parse_fixtures
 from ._providers import PROTOCOLS, provider
+from ._providers._chunking import MAX_SEED, check_chunking, make_splitter
+from ._providers._kit import ScriptTurn
 
 __all__ = [
     "PROTOCOLS",
@@ -92,20 +93,6 @@ class ScriptError(UsageError):
         self.path = path
         self.location = location
         self.reason = message
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ScriptTurn:
-    """One validated turn; ``expect`` and ``respond`` are kept as plain validated dicts."""
-
-    protocol: str
-    expect: Mapping[str, Any]
-    respond: Mapping[str, Any]
-    location: str
-
-    def splitter(self) -> Callable[[str], list[str]]:
-        """The chunk plan of this turn as a text -> pieces function."""
-        return make_splitter(self.respond.get("chunking", "whole"))
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

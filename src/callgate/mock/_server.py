@@ -18,9 +18,10 @@ import uvicorn
 
 from .._errors import UsageError
 from . import _sessions
-from ._app import MAX_BODY_BYTES, create_app, host_is_loopback
+from ._app import MAX_BODY_BYTES, MockApp, create_app, host_is_loopback
 from ._http1 import PROTOCOL
 from ._journal import MAX_ENTRIES, MAX_PER_TEST, Journal
+from ._providers import server_bases
 from ._script import Script
 from ._state import MAX_SESSIONS, Mismatch, MockState
 
@@ -45,7 +46,9 @@ class MockServer:
     ``Host``, the bound address or one of ``allowed_hosts`` (else HTTP 403); binding a
     non-loopback address warns. :meth:`reset` forgets everything or one test id;
     :meth:`register` / :meth:`drop` give a test id a script of its own, :meth:`status`
-    says per session what was served and what is left.
+    says per session what was served and what is left. ``app`` (a function of the
+    server's state and the script's app) gives the app to serve instead: how
+    :meth:`from_recordings` serves recordings, falling back to the script.
     """
 
     replay: ReplayApp | None = None  # set by from_recordings
@@ -69,16 +72,20 @@ class MockServer:
         journal_max_per_test: int = MAX_PER_TEST,
         max_sessions: int = MAX_SESSIONS,
         allowed_hosts: Iterable[str] = (),
+        app: Callable[[MockState, MockApp], MockApp | ReplayApp] | None = None,
     ) -> None:
         self.script = script
         journal = Journal(max_entries=journal_max_entries, max_per_test=journal_max_per_test)
         self.state = MockState(script, journal=journal, max_sessions=max_sessions)
-        self.app = create_app(
+        scripted = create_app(
             script,
             state=self.state,
             max_body_bytes=max_body_bytes,
             allowed_hosts=[host, *allowed_hosts],
         )
+        # ``app``: what to serve instead, made from the state and the script's app (the
+        # replay of recordings answers with them and falls back to the script's app).
+        self.app: MockApp | ReplayApp = scripted if app is None else app(self.state, scripted)
         self._host = host
         self._port = port
         self._server: _Server | None = None
@@ -164,21 +171,13 @@ class MockServer:
         host, port = self._socket.getsockname()[:2]
         return f"http://{host}:{port}"
 
-    @property
-    def openai_base_url(self) -> str:
-        return f"{self.url}/openai/v1"
-
-    @property
-    def azure_openai_base_url(self) -> str:
-        return f"{self.url}/azure-openai/openai/v1"
-
-    @property
-    def anthropic_base_url(self) -> str:
-        return f"{self.url}/anthropic"
-
-    @property
-    def gemini_base_url(self) -> str:
-        return f"{self.url}/gemini"
+    def __getattr__(self, name: str) -> str:
+        """A base URL for an official SDK, by the attribute its provider names
+        (``Provider.server_bases``: ``openai_base_url``, ``anthropic_base_url``, ...)."""
+        path = server_bases().get(name) if name.endswith("_base_url") else None
+        if path is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return self.url + path
 
     # -- what happened --------------------------------------------------------------------
 

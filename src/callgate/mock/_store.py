@@ -9,15 +9,20 @@ DELETE, cancel, resume: see each ``_providers`` module) read it back through
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ._http import Rendered
+if TYPE_CHECKING:
+    from starlette.requests import Request
+    from starlette.responses import Response
+
+from ._http import begin_entry, reply_response, session_of, sse_response
 from ._providers import provider
+from ._providers._kit import Auth, EndpointFn, Rendered, Reply, Stored, StoredAnswer
 from ._render_turn import render
 from ._state import MockState, Served, Session
 from ._store_state import Record
 
-__all__ = ["final_object", "full_stream", "record"]
+__all__ = ["final_object", "full_stream", "record", "stored_endpoint"]
 
 
 def record(state: MockState, session: Session, protocol: str, served: Served) -> Record:
@@ -83,3 +88,32 @@ def full_stream(state: MockState, found: Record) -> Rendered:
         untouched = rendered.body is None and "disconnect_after" not in found.served.turn.respond
         found.full = rendered if untouched else _rerender(state, found.served, stream=True)
     return found.full
+
+
+def stored_endpoint(
+    protocol: str | None, auth: Auth | None, answer: StoredAnswer, outcome: str
+) -> EndpointFn:
+    """A provider's stored-object route as a Starlette endpoint (``Host.stored``): the
+    request journaled under ``protocol``, ``auth`` first, then ``answer`` under the
+    session's lock; a :class:`Reply` is sent as JSON, bytes as a finished event stream."""
+
+    async def endpoint(request: Request) -> Response:
+        state, session = session_of(request)
+        entry = begin_entry(request, state, protocol)
+        refused = auth(request) if auth is not None else None
+        if refused is not None:
+            return reply_response(entry, refused, "rejected")
+        with state.lock:
+            sent = answer(
+                Stored(
+                    request,
+                    session.store,
+                    lambda found: final_object(state, found),
+                    lambda found: full_stream(state, found),
+                )
+            )
+        if isinstance(sent, Reply):
+            return reply_response(entry, sent, outcome)
+        return sse_response(entry, sent, outcome)
+
+    return endpoint
