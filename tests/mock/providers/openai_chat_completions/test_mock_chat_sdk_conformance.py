@@ -276,3 +276,45 @@ def test_truncated_arguments_finish_with_length_and_are_never_released() -> None
         assert chunks[-1].choices[0].finish_reason == "length"
         with pytest.raises(CallgateError):  # finish_reason "length": nothing released
             _turn_of(chunks)
+
+
+@pytest.mark.parametrize("azure", [False, True], ids=["openai", "azure"])
+def test_a_stored_completion_is_retrieved_listed_and_deleted(azure: bool) -> None:
+    script = (
+        ScriptBuilder()
+        .turn(PROTOCOL, text="kept", chunking={"fixed": 2})
+        .turn(PROTOCOL, text="not kept")
+        .build()
+    )
+    asked = [{"role": "system", "content": "Be brief."},
+             {"role": "user", "content": [{"type": "text", "text": "Keep "},
+                                          {"type": "text", "text": "this."}]}]  # fmt: skip
+    with MockServer(script) as server, _client(server, azure) as client:
+        chunks = list(
+            client.chat.completions.create(model=MODEL, messages=asked, store=True, stream=True)
+        )
+        completion_id = chunks[0].id
+        kept = client.chat.completions.retrieve(completion_id)
+        assert (kept.id, kept.choices[0].message.content) == (completion_id, "kept")
+        assert kept.choices[0].finish_reason == "stop"
+        # Messages: the request's, each with an id; content parts kept beside their text.
+        # The SDK types a stored message's role as "assistant" only (ChatCompletionMessage),
+        # so strict validation refuses the request's system and user messages: read the
+        # page without it.
+        loose = openai.OpenAI(base_url=str(client.base_url), api_key="test", max_retries=0)
+        with loose:
+            page = loose.chat.completions.messages.list(completion_id)
+        assert [(m.role, m.content) for m in page.data] == [
+            ("system", "Be brief."), ("user", "Keep this.")
+        ]  # fmt: skip
+        assert [m.id for m in page.data] == [f"{completion_id}-0", f"{completion_id}-1"]
+        assert page.data[1].content_parts is not None
+        unstored = client.chat.completions.create(model=MODEL, messages=FIRST)
+        with pytest.raises(openai.NotFoundError):  # stored only with store: true
+            client.chat.completions.retrieve(unstored.id)
+        deleted = client.chat.completions.delete(completion_id)
+        assert (deleted.id, deleted.deleted, deleted.object) == (
+            completion_id, True, "chat.completion.deleted"
+        )  # fmt: skip
+        with pytest.raises(openai.NotFoundError):
+            client.chat.completions.retrieve(completion_id)

@@ -8,8 +8,10 @@ history (:mod:`._checks`); faults: the in-stream ``{"error": ...}`` chunk, trunc
 arguments finished with ``length``, and every fault point (a call's first delta, its
 argument fragments, the finish chunk). The API keeps nothing between requests: every
 request replays the whole history, and ``expect.function_results`` sees the tool
-messages after the last assistant message. Stored completions (``store: true`` and
-``/chat/completions/{id}``) are not served yet.
+messages after the last assistant message. Stored completions: a completion created with
+``store: true`` (only then) is ``GET`` / ``DELETE /chat/completions/{id}`` (the
+``chat.completion`` a non-streamed create returns; ``chat.completion.deleted``) and
+``GET .../{id}/messages`` (the request's messages, one page).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from ._routes import (
     check_respond,
     error_body,
     http_error,
+    state_routes,
 )
 from ._view import view
 
@@ -42,7 +45,8 @@ PROVIDER = Provider(
         Endpoint(PATH, auth, (PATH,)),
         Endpoint(AZURE_PATH, auth_azure, (AZURE_PATH,)),
     ),
-    state_routes=lambda host: [],
+    state_routes=state_routes,
+    stored_by_default=False,
     view=view,
     render=render,
     encode=encode,
