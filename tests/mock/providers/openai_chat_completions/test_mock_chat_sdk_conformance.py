@@ -7,7 +7,8 @@ routes: the SDK decodes every answer; callgate's parser, fed the SDK's own chunk
 body, releases the scripted calls; callgate's continuation builder makes the next
 request, which must satisfy the next turn's ``expect`` (the mock answers 400 otherwise).
 Also: the usage chunk only under ``stream_options.include_usage``, the native 400s of a
-broken tool history, a refusal, an in-stream error and truncated arguments.
+broken tool history, a refusal, an in-stream error, truncated arguments, stored
+completions and the SDK's ``chat.completions.parse``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 import openai
 import pytest
+from pydantic import BaseModel
 
 from callgate import CallgateError, ToolResult
 from callgate import openai_chat_completions as occ
@@ -318,3 +320,30 @@ def test_a_stored_completion_is_retrieved_listed_and_deleted(azure: bool) -> Non
         )  # fmt: skip
         with pytest.raises(openai.NotFoundError):
             client.chat.completions.retrieve(completion_id)
+
+
+def test_the_sdks_parse_helper_reads_structured_output_and_strict_tool_arguments() -> None:
+    class Weather(BaseModel):
+        city: str
+        forecast: str
+
+    class GetWeather(BaseModel):
+        city: str
+
+    script = (
+        ScriptBuilder()
+        .turn(PROTOCOL, expect={"tools": ["GetWeather"]}, calls=[call("GetWeather", city="Rome")])
+        .turn(PROTOCOL, text='{"city":"Paris","forecast":"sunny"}', chunking={"fixed": 7})
+        .build()
+    )
+    with MockServer(script) as server, _client(server, False) as client:
+        called = client.chat.completions.parse(
+            model=MODEL, messages=FIRST, tools=[openai.pydantic_function_tool(GetWeather)]
+        )
+        (tool_call,) = called.choices[0].message.tool_calls or []
+        assert tool_call.function.parsed_arguments == GetWeather(city="Rome")
+        answered = client.chat.completions.parse(
+            model=MODEL, messages=FIRST, response_format=Weather
+        )
+        assert answered.choices[0].message.parsed == Weather(city="Paris", forecast="sunny")
+        server.assert_script_done()
