@@ -33,7 +33,7 @@ def _check(capsys: pytest.CaptureFixture[str], *files: str) -> tuple[int, list[s
 def test_valid_scripts_exit_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     good = _write(tmp_path, "good.json", {"$schema": "./script.schema.json", **GOOD})
     examples = sorted(str(p) for p in (ROOT / "examples").glob("frameworks/weather_*.json"))
-    assert len(examples) == 4
+    assert len(examples) == 5
     code, lines, err = _check(capsys, good, *examples)
     assert code == 0
     assert lines == [f"{name}: ok" for name in (good, *examples)]

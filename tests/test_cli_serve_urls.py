@@ -31,6 +31,8 @@ USES = {
     "interactions_versioned": ("gemini_interactions", "/gemini/v1beta"),
     "generate_sdk": ("gemini_generate_content", "/gemini"),
     "generate_versioned": ("gemini_generate_content", "/gemini/v1beta"),
+    "chat_sdk": ("openai_chat_completions", "/openai/v1"),
+    "azure_chat_sdk": ("openai_chat_completions", "/azure-openai/openai/v1"),
 }
 
 
@@ -92,6 +94,8 @@ def test_every_printed_base_url_reaches_its_route(served: tuple[str, list[str]])
         "Anthropic Messages": {"/anthropic", "/anthropic/v1"},
         "Gemini Interactions": {"/gemini", "/gemini/v1beta"},
         "Gemini generateContent": {"/gemini", "/gemini/v1beta"},
+        "OpenAI Chat Completions": {"/openai/v1"},
+        "Azure OpenAI v1 (Chat Completions)": {"/azure-openai/openai/v1"},
     }
     url = {name: root + suffix for name, (_, suffix) in USES.items()}
     strict = {"api_key": KEY, "max_retries": 0, "_strict_response_validation": True}
@@ -100,6 +104,12 @@ def test_every_printed_base_url_reaches_its_route(served: tuple[str, list[str]])
     for name in ("openai_sdk", "azure_sdk"):
         with openai.OpenAI(base_url=url[name], default_headers=_via(name), **strict) as oa:
             assert oa.responses.create(model="m", input="hi").output_text == f"via {name}"
+    for name in ("chat_sdk", "azure_chat_sdk"):
+        with openai.OpenAI(base_url=url[name], default_headers=_via(name), **strict) as oa:
+            done = oa.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "hi"}]
+            )
+            assert done.choices[0].message.content == f"via {name}"
     with anthropic.Anthropic(
         base_url=url["anthropic_sdk"], default_headers=_via("anthropic_sdk"), **strict
     ) as claude:

@@ -77,3 +77,29 @@ def test_pydantic_ai_google_model_runs_two_parallel_calls_through_the_mock(strea
     assert replayed[1:] == [None]
     results = [p.get("functionResponse", p.get("function_response")) for p in answers["parts"]]
     assert [r["name"] for r in results] == ["get_weather", "get_weather"]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["body", "stream"])
+@pytest.mark.parametrize(
+    ("name", "framework"),
+    [("pydantic_ai_chat_weather", "pydantic_ai"), ("openai_agents_chat_weather", "agents")],
+)
+def test_chat_completions_models_run_two_parallel_calls_through_the_mock(
+    name: str, framework: str, stream: bool
+) -> None:
+    """pydantic-ai ``OpenAIChatModel`` and openai-agents ``OpenAIChatCompletionsModel``."""
+    example = _example(name, framework)
+    with MockServer(load_script(example.SCRIPT)) as server:
+        answer = example.run(server.openai_base_url, stream=stream)
+        server.assert_script_done()  # both turns served, no mismatch
+        entries = server.journal.entries()
+    assert answer == "It is sunny in Paris and in Rome."
+    assert [e.path for e in entries] == ["/openai/v1/chat/completions"] * 2
+    assert [e.body.get("stream", False) for e in entries] == [stream, stream]
+    # The framework replayed the assistant's two calls and answered each, in call order.
+    messages = entries[1].body["messages"]
+    asked = [c["id"] for c in messages[-3]["tool_calls"]]
+    answers = messages[-2:]
+    assert [m["role"] for m in answers] == ["tool", "tool"]
+    assert [m["tool_call_id"] for m in answers] == asked
+    assert [m["content"] for m in answers] == ["sunny in Paris", "sunny in Rome"]

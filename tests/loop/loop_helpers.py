@@ -21,6 +21,7 @@ VARIANTS = {
     "gemini-stateful": ("gemini_interactions", True),
     "gemini-stateless": ("gemini_interactions", False),
     "gemini-generate-content": ("gemini_generate_content", False),  # stateless only
+    "openai-chat": ("openai_chat_completions", False),  # stateless only
 }
 THREADED = frozenset({"anthropic-threads"})  # HostLoop(threads=True)
 MODEL = "model-x"
@@ -33,6 +34,7 @@ def base_url(server: MockServer, protocol: str) -> str:
         "anthropic_messages": server.anthropic_base_url,
         "gemini_interactions": server.gemini_base_url,
         "gemini_generate_content": server.gemini_base_url,
+        "openai_chat_completions": server.openai_base_url,
     }[protocol]
 
 

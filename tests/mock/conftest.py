@@ -19,12 +19,14 @@ AUTH = {
     "anthropic_messages": {"x-api-key": "test", "anthropic-version": "2023-06-01"},
     "gemini_interactions": {"x-goog-api-key": "test"},
     "gemini_generate_content": {"x-goog-api-key": "test"},
+    "openai_chat_completions": {"authorization": "Bearer test"},
 }
 PATHS = {
     "openai_responses": "/openai/v1/responses",
     "anthropic_messages": "/anthropic/v1/messages",
     "gemini_interactions": "/gemini/v1/interactions",
     "gemini_generate_content": "/gemini/v1beta/models/m:generateContent",
+    "openai_chat_completions": "/openai/v1/chat/completions",
 }
 # generateContent streams on its own method (the stream flag is in the path, not the body).
 STREAM_PATHS = {"gemini_generate_content": "/gemini/v1beta/models/m:streamGenerateContent?alt=sse"}
@@ -46,6 +48,7 @@ REQUIRED = {
     },
     "gemini_interactions": {"model": "m"},
     "gemini_generate_content": {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]},
+    "openai_chat_completions": {"model": "m", "messages": [{"role": "user", "content": "hi"}]},
 }
 _PROTOCOL_OF = {path: p for p, path in (*PATHS.items(), *STREAM_PATHS.items())}
 

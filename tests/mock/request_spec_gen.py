@@ -12,6 +12,7 @@ What is read, per protocol (the wire the SDK sends, not its Python names):
 
 * OpenAI Responses: ``ResponseCreateParamsStreaming`` and ``...NonStreaming`` (TypedDicts;
   ``PropertyInfo(alias=...)`` gives the wire name).
+* OpenAI Chat Completions: ``CompletionCreateParamsStreaming`` and ``...NonStreaming``.
 * Anthropic Messages: ``MessageCreateParams*`` and the beta ``MessageCreateParams*`` (the
   mock serves the beta threads on the same route); ``betas`` is a header, not a field.
 * Gemini Interactions: ``CreateModelInteractionParam`` | ``CreateAgentInteractionParam``
@@ -58,6 +59,7 @@ GENERATIONS = {
 }
 PACKAGES = {
     "openai_responses": "openai",
+    "openai_chat_completions": "openai",
     "anthropic_messages": "anthropic",
     "gemini_interactions": "google-genai",
     "gemini_generate_content": "google-genai",
@@ -303,6 +305,15 @@ def _openai() -> dict[str, Any]:
     return {"root": {"ref": root}, "types": reader.types}
 
 
+def _openai_chat() -> dict[str, Any]:
+    from openai.types.chat import completion_create_params as params
+
+    reader = _Reader("openai.types.")
+    classes = [params.CompletionCreateParamsNonStreaming, params.CompletionCreateParamsStreaming]
+    root = _merge_roots(reader, classes, "CompletionCreateParams", frozenset())
+    return {"root": {"ref": root}, "types": reader.types}
+
+
 def _anthropic() -> dict[str, Any]:
     from anthropic.types import message_create_params as plain
     from anthropic.types.beta import message_create_params as beta
@@ -464,6 +475,7 @@ def _generate_content() -> dict[str, Any]:
 
 READERS = {
     "openai_responses": _openai,
+    "openai_chat_completions": _openai_chat,
     "anthropic_messages": _anthropic,
     "gemini_interactions": _interactions,
     "gemini_generate_content": _generate_content,

@@ -46,7 +46,7 @@ def test_per_event_pacing_sends_each_sse_frame_as_its_own_body_message(
     events = SSEDecoder().feed(b"".join(bodies))
     assert len(events) == len(bodies)
     # The chunk plan decides the deltas: "hello" streamed one character per event.
-    decoded = [json.loads(e.data) for e in events]
+    decoded = [json.loads(e.data) for e in events if e.data != "[DONE]"]  # Chat's sentinel
     text_deltas = [
         d
         for d in decoded
@@ -54,6 +54,7 @@ def test_per_event_pacing_sends_each_sse_frame_as_its_own_body_message(
         or (d.get("type") == "content_block_delta" and d["delta"]["type"] == "text_delta")
         or (d.get("event_type") == "step.delta" and d["delta"]["type"] == "text")
         or any(p.get("text") for p in _ggc_parts(d))
+        or any(c["delta"].get("content") for c in d.get("choices", ()))
     ]
     assert len(text_deltas) == len("hello")
 

@@ -22,6 +22,9 @@ BODIES: dict[str, dict[str, Any]] = {
     },
     "gemini_interactions": {"model": "m", "stream": True, "input": "hi"},
     "gemini_generate_content": {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]},
+    "openai_chat_completions": {
+        "model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}],
+    },
 }  # fmt: skip
 
 

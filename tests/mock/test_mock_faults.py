@@ -22,6 +22,7 @@ from callgate import (
 from callgate import anthropic_messages as am
 from callgate import gemini_generate_content as ggc
 from callgate import gemini_interactions as gi
+from callgate import openai_chat_completions as occ
 from callgate import openai_responses as oai
 from callgate.mock import (
     TEST_ID_HEADER,
@@ -42,6 +43,7 @@ PARSE = {
     "anthropic_messages": am.parse_stream,
     "gemini_interactions": gi.parse_stream,
     "gemini_generate_content": ggc.parse_stream,
+    "openai_chat_completions": occ.parse_stream,
 }
 # generateContent decodes UTF-8 with the JSON of one whole event (its framing keeps bytes).
 BAD_BYTES = {"gemini_generate_content": JSONError}
@@ -144,7 +146,7 @@ def test_http_error_fault_answers_in_the_provider_shape_without_consuming_the_tu
     got, head, body = _post(app, protocol)
     assert got == status
     error = json.loads(body)
-    if protocol == "openai_responses":
+    if protocol in ("openai_responses", "openai_chat_completions"):
         assert set(error["error"]) == {"message", "type", "param", "code"}
         expected = {429: "requests"}.get(
             status, "server_error" if status >= 500 else "invalid_request_error"

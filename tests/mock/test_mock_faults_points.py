@@ -12,6 +12,7 @@ from callgate import CallgateError
 from callgate import anthropic_messages as am
 from callgate import gemini_generate_content as ggc
 from callgate import gemini_interactions as gi
+from callgate import openai_chat_completions as occ
 from callgate import openai_responses as oai
 from callgate.mock import PROTOCOLS, Script, ScriptError, create_app
 
@@ -19,12 +20,18 @@ from .conftest import AUTH, asgi_call, path_of
 
 ARGS = ({"city": "Paris"}, {"tz": "UTC"})  # 16 and 12 chars: 6 and 4 deltas of 3
 TEXTS = tuple(json.dumps(a, separators=(",", ":")) for a in ARGS)
-STREAMED = ("openai_responses", "anthropic_messages", "gemini_interactions")  # in pieces
+STREAMED = (
+    "openai_responses",
+    "anthropic_messages",
+    "gemini_interactions",
+    "openai_chat_completions",
+)  # in pieces
 PARSERS = {
     "openai_responses": oai.parse_stream,
     "anthropic_messages": am.parse_stream,
     "gemini_interactions": gi.parse_stream,
     "gemini_generate_content": ggc.parse_stream,
+    "openai_chat_completions": occ.parse_stream,
 }
 
 
@@ -78,6 +85,10 @@ def _arguments(protocol: str, events: list[dict[str, Any]]) -> list[str]:
                 pieces[e["index"]] = []
             elif e.get("event_type") == "step.delta" and e["delta"]["type"] == "arguments_delta":
                 pieces[e["index"]].append(e["delta"]["arguments"])
+        elif protocol == "openai_chat_completions":
+            for delta in (c["delta"] for c in e.get("choices", ())):
+                for tc in delta.get("tool_calls", ()):
+                    pieces.setdefault(tc["index"], []).append(tc["function"]["arguments"])
         elif "candidates" in e:  # not an error chunk
             for part in e["candidates"][0].get("content", {}).get("parts", ()):
                 if "functionCall" in part:
@@ -93,6 +104,10 @@ def _terminal(protocol: str, events: list[dict[str, Any]]) -> bool:
         if protocol == "anthropic_messages" and e["type"] == "message_delta":
             return True
         if protocol == "gemini_interactions" and e.get("event_type") == "interaction.completed":
+            return True
+        if protocol == "openai_chat_completions" and any(
+            c.get("finish_reason") for c in e.get("choices", ())
+        ):
             return True
         if protocol == "gemini_generate_content" and "finishReason" in e.get("candidates", [{}])[0]:
             return True
@@ -118,7 +133,9 @@ def test_an_error_event_after_a_complete_call(protocol: str) -> None:
     events = _events(raw)
     assert _arguments(protocol, events) == [TEXTS[0]]
     assert "cut here" in json.dumps(events[-1])
-    if protocol != "gemini_generate_content":  # its calls ride whole in their chunk
+    # generateContent's calls ride whole in their chunk; a Chat Completions call has no
+    # end of its own (the next call or the finish chunk ends it).
+    if protocol not in ("gemini_generate_content", "openai_chat_completions"):
         before = events[-2]
         assert "stop" in json.dumps(before) or "done" in json.dumps(before)
     with pytest.raises(CallgateError):
@@ -148,8 +165,12 @@ def test_a_duplicate_and_a_swap_at_a_named_point(protocol: str) -> None:
     dup = _events(_stream(protocol, {"type": "duplicate", "before_terminal": True}))
     cut = len(full) - (2 if protocol == "anthropic_messages" else 1)
     assert dup == [*full[:cut], full[cut - 1], *full[cut:]]
-    swapped = _events(_stream(protocol, {"type": "out_of_order", "before_terminal": True}))
-    if protocol == "anthropic_messages":
+    raw = _stream(protocol, {"type": "out_of_order", "before_terminal": True})
+    swapped = _events(raw)
+    if protocol == "openai_chat_completions":  # the finish chunk and [DONE] change places
+        assert swapped == full
+        assert raw.index(b"data: [DONE]") < raw.index(b'"finish_reason":"tool_calls"')
+    elif protocol == "anthropic_messages":
         assert swapped == [*full[:cut], full[cut + 1], full[cut]]
     else:
         assert swapped == [*full[: cut - 1], full[cut], full[cut - 1]]

@@ -34,6 +34,13 @@ def first_request(protocol: str, text: str, tools: tuple[str, ...] = (TOOL,)) ->
         declared = [{"name": t, "input_schema": {"type": "object"}} for t in tools]
         return {"model": MODEL, "max_tokens": 64, "tools": declared,
                 "messages": [{"role": "user", "content": text}]}  # fmt: skip
+    if protocol == "openai_chat_completions":
+        declared = [
+            {"type": "function", "function": {"name": t, "parameters": {"type": "object"}}}
+            for t in tools
+        ]
+        return {"model": MODEL, "messages": [{"role": "user", "content": text}],
+                **({"tools": declared} if tools else {})}  # fmt: skip
     if protocol == "gemini_interactions":
         content = [{"type": "text", "text": text}]
         return {"model": MODEL, "tools": [{"type": "function", "name": t} for t in tools],
@@ -64,6 +71,14 @@ def replay(protocol: str, request: dict[str, Any], answer: dict[str, Any],
                 for u, out in zip(uses, outputs, strict=True)
             ]},
         ]  # fmt: skip
+    elif protocol == "openai_chat_completions":
+        message = answer["choices"][0]["message"]
+        calls = message.get("tool_calls") or []
+        follow["messages"] += [
+            {k: v for k, v in message.items() if v is not None},
+            *({"role": "tool", "tool_call_id": c["id"], "content": out}
+              for c, out in zip(calls, outputs, strict=True)),
+        ]  # fmt: skip
     elif protocol == "gemini_interactions":
         steps = answer["steps"]
         calls = [s for s in steps if s["type"] == "function_call"]
@@ -91,6 +106,8 @@ def text_of(protocol: str, answer: dict[str, Any]) -> str:
         )
     if protocol == "anthropic_messages":
         return "".join(b["text"] for b in answer["content"] if b["type"] == "text")
+    if protocol == "openai_chat_completions":
+        return str(answer["choices"][0]["message"]["content"] or "")
     if protocol == "gemini_interactions":
         return "".join(
             c["text"]
@@ -109,6 +126,9 @@ def calls_of(protocol: str, answer: dict[str, Any]) -> list[str]:
         return [b["name"] for b in answer["content"] if b["type"] == "tool_use"]
     if protocol == "gemini_interactions":
         return [s["name"] for s in answer["steps"] if s["type"] == "function_call"]
+    if protocol == "openai_chat_completions":
+        calls = answer["choices"][0]["message"].get("tool_calls") or []
+        return [c["function"]["name"] for c in calls]
     parts = answer["candidates"][0]["content"]["parts"]
     return [p["functionCall"]["name"] for p in parts if "functionCall" in p]
 
@@ -295,6 +315,8 @@ def test_a_result_for_a_call_never_made_gets_the_providers_refusal_not_a_fixture
     elif protocol == "gemini_interactions":
         forged["input"][-1]["call_id"] = "never-made"
         forged["input"] = [s for s in forged["input"] if s.get("type") != "function_call"]
+    elif protocol == "openai_chat_completions":
+        forged["messages"][-1]["tool_call_id"] = "call_never_made"
     else:
         forged["contents"][1]["parts"] = [{"text": "no call here"}]
     status, body = client.send(protocol, forged)
@@ -434,6 +456,7 @@ def test_a_jsonpath_predicate_picks_the_fixture(protocol: str) -> None:
         "anthropic_messages": "$.messages[0].content",
         "gemini_interactions": "$.input[0].content[0].text",
         "gemini_generate_content": "$.contents[-1].parts[*].text",
+        "openai_chat_completions": "$.messages[0].content",
     }[protocol]
     script = Script.from_dict(
         {"fixtures": [
@@ -715,6 +738,10 @@ def _ask_again(protocol: str, request: dict[str, Any], final: dict[str, Any],
     elif protocol == "gemini_interactions":
         question = {"type": "user_input", "content": [{"type": "text", "text": text}]}
         follow["input"] += [*final["steps"], question]
+    elif protocol == "openai_chat_completions":
+        message = final["choices"][0]["message"]
+        follow["messages"] += [{k: v for k, v in message.items() if v is not None},
+                               {"role": "user", "content": text}]  # fmt: skip
     else:
         follow["contents"] += [final["candidates"][0]["content"],
                                {"role": "user", "parts": [{"text": text}]}]  # fmt: skip

@@ -41,6 +41,7 @@ _STATUSES = {
     | st.text(max_size=8),
     "gemini_generate_content": st.sampled_from(provider("gemini_generate_content").statuses or ())
     | st.text(max_size=8),
+    "openai_chat_completions": st.sampled_from(provider("openai_chat_completions").statuses or ()),
 }
 _SMALL = st.integers(0, 12)
 _json_scalars = st.none() | st.booleans() | st.integers(-(10**20), 10**20) | st.text(max_size=6)

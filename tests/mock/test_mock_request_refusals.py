@@ -26,11 +26,24 @@ OK_ANTHROPIC = {
 }
 OK_GEMINI = {"model": "gemini", "input": "hi"}
 OK_GGC = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+OK_CHAT = {"model": "gpt-5", "messages": [{"role": "user", "content": "hi"}]}
 OK = {"openai_responses": OK_OPENAI, "anthropic_messages": OK_ANTHROPIC,
-      "gemini_interactions": OK_GEMINI, "gemini_generate_content": OK_GGC}  # fmt: skip
+      "gemini_interactions": OK_GEMINI, "gemini_generate_content": OK_GGC,
+      "openai_chat_completions": OK_CHAT}  # fmt: skip
 
 # (protocol, body, what the provider's error names)
 REFUSED: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
+    "chat no messages": ("openai_chat_completions", {"model": "gpt-5"},
+        {"param": "messages", "code": "missing_required_parameter",
+         "message": "Missing required parameter: 'messages'."}),
+    "chat unknown": ("openai_chat_completions", {**OK_CHAT, "input": "hi"},
+        {"param": "input", "code": "unknown_parameter",
+         "message": "Unknown parameter: 'input'."}),
+    "chat role robot": ("openai_chat_completions",
+        {**OK_CHAT, "messages": [{"role": "robot", "content": "hi"}]},
+        {"param": "messages[0]", "code": "invalid_value"}),
+    "chat temperature": ("openai_chat_completions", {**OK_CHAT, "temperature": 3},
+        {"param": "temperature", "code": "decimal_above_max_value"}),
     "openai no model": ("openai_responses", {"input": "hi"},
         {"param": "model", "code": "missing_required_parameter",
          "message": "Missing required parameter: 'model'."}),
@@ -113,7 +126,7 @@ REFUSED: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
 }  # fmt: skip
 
 PROTOCOLS = ("openai_responses", "anthropic_messages", "gemini_interactions",
-             "gemini_generate_content")  # fmt: skip
+             "gemini_generate_content", "openai_chat_completions")  # fmt: skip
 
 
 def _script(**validation: bool) -> Any:
@@ -141,7 +154,7 @@ def test_a_request_the_real_api_refuses_gets_its_400(server: MockServer, case: s
     reply = _post(server, protocol, body)
     assert reply.status_code == 400, reply.text
     error = reply.json()
-    if protocol == "openai_responses":
+    if protocol in ("openai_responses", "openai_chat_completions"):
         assert error["error"]["type"] == "invalid_request_error"
         for key, value in named.items():
             assert error["error"][key] == value, error
@@ -180,12 +193,14 @@ def test_a_valid_request_reaches_the_script(protocol: str, stream: bool) -> None
 def test_the_switch_lets_a_refused_request_through_to_the_script(protocol: str) -> None:
     case = {"openai_responses": "openai stream yes", "anthropic_messages": "anthropic extra",
             "gemini_interactions": "gemini unknown",
-            "gemini_generate_content": "ggc role"}  # fmt: skip
+            "gemini_generate_content": "ggc role",
+            "openai_chat_completions": "chat unknown"}  # fmt: skip
     _, body, _ = REFUSED[case[protocol]]
     switch = {"openai_responses": "openai_request_valid",
               "anthropic_messages": "anthropic_request_valid",
               "gemini_interactions": "gemini_request_valid",
-              "gemini_generate_content": "gemini_gc_request_valid"}[protocol]  # fmt: skip
+              "gemini_generate_content": "gemini_gc_request_valid",
+              "openai_chat_completions": "openai_chat_request_valid"}[protocol]  # fmt: skip
     with MockServer(_script(**{switch: False})) as running:
         reply = _post(running, protocol, body)
     assert reply.status_code == 200, reply.text

@@ -20,7 +20,8 @@ def server() -> MockServer:
 @pytest.mark.parametrize(
     ("method", "path", "status", "protocol"),
     [
-        ("POST", "/openai/v1/chat/completions", 404, "openai_responses"),
+        ("POST", "/openai/v1/completions", 404, "openai_responses"),
+        ("GET", "/openai/v1/chat/completions", 405, "openai_chat_completions"),
         ("GET", "/openai/v1/responses", 405, "openai_responses"),
         ("POST", "/azure-openai/openai/v1/chat", 404, "openai_responses"),
         ("POST", "/anthropic/v1/complete", 404, "anthropic_messages"),

@@ -100,6 +100,7 @@ _BASE_URL = {
     "anthropic_messages": "anthropic_base_url",
     "gemini_interactions": "gemini_base_url",
     "gemini_generate_content": "gemini_base_url",
+    "openai_chat_completions": "openai_base_url",
 }
 
 
@@ -194,6 +195,8 @@ def _header(protocol: str, turn: Any) -> str:
         return f"message {turn.message_id} stop_reason={turn.stop_reason}"
     if protocol == "gemini_interactions":
         return f"interaction {turn.interaction_id} status={turn.status}"
+    if protocol == "openai_chat_completions":
+        return f"completion {turn.completion_id} finish_reason={turn.finish_reason}"
     return f"finishReason={turn.finish_reason}"
 
 
@@ -211,6 +214,9 @@ def _carried(protocol: str, body: Mapping[str, Any]) -> str:
         if "previous_interaction_id" in body:
             return f"stateful, previous_interaction_id={body['previous_interaction_id']}"
         return f"stateless, {len(body['input'])} steps replayed"
+    if protocol == "openai_chat_completions":
+        roles = [message["role"] for message in body["messages"]]
+        return f"full history, {len(roles)} messages replayed {roles}"
     contents = body["body"]["contents"]
     signed = sum("thoughtSignature" in part for part in contents[-2]["parts"])
     return f"full replay, {len(contents)} contents; {signed} thought signature(s) on their part"

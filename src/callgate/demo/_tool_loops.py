@@ -112,6 +112,24 @@ def _generate_content() -> Script:
     return b.build()
 
 
+def _chat_completions() -> Script:
+    b = ScriptBuilder(seed=8)
+    b.turn(
+        "openai_chat_completions",
+        expect={"model": "gpt-demo", "tools": TOOL_NAMES, "instructions": INSTRUCTIONS},
+        calls=BOTH,
+        chunking={"fixed": 3},
+        interleave="round_robin",
+    )
+    b.turn(
+        "openai_chat_completions",
+        expect={"function_results": RESULTS, "instructions": INSTRUCTIONS, "tools": TOOL_NAMES},
+        text=FINAL,
+        chunking={"fixed": 8},
+    )
+    return b.build()
+
+
 def _loop(protocol: str, script: Script, say: Say, **options: Any) -> bool:
     """Two turns: both calls released and run once each, then the final answer."""
     with MockServer(script) as server:
@@ -166,6 +184,16 @@ def generate_content(say: Say) -> bool:
     return _loop("gemini_generate_content", _generate_content(), say, model="gemini-demo")
 
 
+def chat_completions(say: Say) -> bool:
+    return _loop(
+        "openai_chat_completions",
+        _chat_completions(),
+        say,
+        model="gpt-demo",
+        instructions=INSTRUCTIONS,
+    )
+
+
 SCENARIOS = [
     ("OpenAI Responses, stateful (previous_response_id)", openai_stateful),
     ("OpenAI Responses, stateless (store=false, full item replay)", openai_stateless),
@@ -175,5 +203,9 @@ SCENARIOS = [
     (
         "Gemini generateContent, stateless (full replay, thought signature on its part)",
         generate_content,
+    ),
+    (
+        "OpenAI Chat Completions, stateless (full history, one tool message per call)",
+        chat_completions,
     ),
 ]

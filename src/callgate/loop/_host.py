@@ -18,8 +18,9 @@ class HostLoop(LoopCore):
 
     ``protocol`` is a room name (``openai_responses``, ``anthropic_messages``,
     ``gemini_interactions``, ``gemini_generate_content``: stateless, the model in the
-    path); ``store`` picks stateful (``previous_*_id``) or stateless
-    (full replay, ``store: false``) continuations where the protocol has both;
+    path; ``openai_chat_completions``: stateless, the whole history replayed);
+    ``store`` picks stateful (``previous_*_id``) or stateless (full replay,
+    ``store: false``) continuations where the protocol has both;
     ``threads=True`` makes Anthropic continue in a server-held message thread (beta
     ``message-threads-2026-08-12``; a lost thread is replayed in a new one: see
     :mod:`callgate.loop._threads`), where the default replays the history. The bytes

@@ -15,7 +15,7 @@ from typing import Any
 from ._fixtures import Fixture
 from ._match import mismatches
 from ._providers import provider
-from ._providers._kit import Rendered, RequestView, ScriptTurn
+from ._providers._kit import Rendered, RequestView, ScriptTurn, is_stored
 from ._render_turn import render
 from ._state import Conversation, Mismatch, MockState, Served, Session
 
@@ -171,7 +171,7 @@ def _serve(
         number,
         body.get("stream") is True,
         model if isinstance(model, str) else None,
-        body.get("store") is not False,
+        is_stored(provider(turn.protocol), body),
         provider(turn.protocol).render_options(body),
         serial,
     )

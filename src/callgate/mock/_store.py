@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 from ._http import begin_entry, reply_response, session_of, sse_response
 from ._providers import provider
-from ._providers._kit import Auth, EndpointFn, Rendered, Reply, Stored, StoredAnswer
+from ._providers._kit import Auth, EndpointFn, Rendered, Reply, Stored, StoredAnswer, is_stored
 from ._render_turn import render
 from ._state import MockState, Served, Session
 from ._store_state import Record
@@ -34,7 +34,7 @@ def record(state: MockState, session: Session, protocol: str, served: Served) ->
         id=served.rendered.response_id,
         protocol=protocol,
         served=served,
-        stored=body.get("store") is not False,
+        stored=is_stored(provider(protocol), body),
         previous=previous if isinstance(previous, str) else None,
     )
     with state.lock:
@@ -57,7 +57,7 @@ def _rerender(state: MockState, served: Served, *, stream: bool) -> Rendered:
         stream=stream,
         baseline=script.baseline,
         model=model if isinstance(model, str) else None,
-        stored=served.request.get("store") is not False,
+        stored=is_stored(provider(turn.protocol), served.request),
         serial=served.serial,
     )
 

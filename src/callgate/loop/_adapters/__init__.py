@@ -14,7 +14,13 @@ from __future__ import annotations
 
 from ..._errors import UsageError
 from ..._protocols import room
-from . import anthropic_messages, gemini_generate_content, gemini_interactions, openai_responses
+from . import (
+    anthropic_messages,
+    gemini_generate_content,
+    gemini_interactions,
+    openai_chat_completions,
+    openai_responses,
+)
 from ._base import Adapter, Config
 
 __all__ = ["ADAPTERS", "Adapter", "Config", "adapter_for"]
@@ -26,6 +32,7 @@ ADAPTERS: dict[str, Adapter] = {
         anthropic_messages,
         gemini_interactions,
         gemini_generate_content,
+        openai_chat_completions,
     )
 }
 

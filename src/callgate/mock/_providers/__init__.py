@@ -36,6 +36,7 @@ __all__ = [
 # One folder per served protocol; a room without a folder here is not served yet.
 _MODULES: Final = {
     "openai_responses": "openai_responses",
+    "openai_chat_completions": "openai_chat_completions",
     "anthropic_messages": "anthropic_messages",
     "gemini_interactions": "gemini_interactions",
     "gemini_generate_content": "gemini_generate_content",

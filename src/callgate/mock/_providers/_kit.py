@@ -55,6 +55,7 @@ __all__ = [
     "cut",
     "cut_deltas",
     "header",
+    "is_stored",
     "last_text",
     "list_of",
     "texts",
@@ -248,6 +249,9 @@ class Provider:
     statuses: tuple[str, ...] | None = None  # the ``respond.status`` values it can render
     object_arguments: bool = False  # non-streamed call arguments are a JSON object
     previous_key: str | None = None  # the request field naming a stored object
+    # Whether a create is stored unless it says ``store: false`` (Responses, Gemini), or
+    # only when it says ``store: true`` (Chat Completions).
+    stored_by_default: bool = True
     checks: tuple[str, ...] = ()  # its native request checks, in the order they run
     # The create body's check against the SDK-generated spec (the first check, run before
     # the body is adapted or matched), and the switch that turns it off.
@@ -281,6 +285,12 @@ class Provider:
     # ``MockServer`` attributes naming them (``openai_base_url`` -> ``/openai/v1``).
     base_urls: tuple[BaseUrl, ...] = ()
     server_bases: tuple[tuple[str, str], ...] = ()
+
+
+def is_stored(wire: Provider, body: Mapping[str, Any]) -> bool:
+    """Whether a create ``body`` is stored on ``wire`` (its ``store`` field and default)."""
+    store = body.get("store")
+    return store is not False if wire.stored_by_default else store is True
 
 
 # -- what a provider renders --------------------------------------------------------------------

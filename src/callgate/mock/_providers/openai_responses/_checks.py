@@ -33,12 +33,13 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from .._kit import Reply
+from .._openai_common import openai_error
 
 if TYPE_CHECKING:
     from ..._store_state import SessionStore
 
 
-__all__ = ["Emitted", "check", "emitted_index", "openai_error"]
+__all__ = ["Emitted", "check", "emitted_index"]
 
 _PROTOCOL = "openai_responses"
 
@@ -59,15 +60,6 @@ def emitted_index(store: SessionStore) -> Emitted:
     if found is None:
         found = store.indexes[_PROTOCOL] = Emitted()
     return found
-
-
-def openai_error(
-    status: int, message: str, *, param: str | None = None, code: str | None = None
-) -> Reply:
-    """``{"error": {"message", "type": "invalid_request_error", "param", "code"}}``."""
-    body = {"error": {"message": message, "type": "invalid_request_error", "param": param,
-                      "code": code}}  # fmt: skip
-    return Reply(status, body)
 
 
 def _previous_problem(store: SessionStore, body: dict[str, Any]) -> Reply | None:

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Final
+from typing import Final
 
-from .._reqspec import Key, Overlay, Problem, Tag
-from .._request_valid import quoted, show_number, validator, value_kind
+from .._openai_common import render_problem
+from .._reqspec import Overlay
+from .._request_valid import validator
 
 __all__ = ["SWITCH", "VALIDATE"]
 
@@ -30,54 +30,4 @@ OVERLAY: Final = Overlay(
 )
 
 
-_A: Final = {"str": "a string", "int": "an integer", "float": "a decimal", "bool": "a boolean",
-             "list": "an array", "dict": "an object", "null": "null"}  # fmt: skip
-
-
-def _openai_path(path: Sequence[Any]) -> str:
-    out = ""
-    for segment in path:
-        if isinstance(segment, int):
-            out += f"[{segment}]"
-        elif isinstance(segment, Tag):
-            continue
-        else:
-            name = segment.name if isinstance(segment, Key) else segment
-            out += f".{name}" if out else str(name)
-    return out
-
-
-def render(problem: Problem) -> dict[str, Any]:
-    path = problem.path
-    param = _openai_path(path)
-    kind = problem.kind
-    if kind == "missing":
-        message, code = f"Missing required parameter: '{param}'.", "missing_required_parameter"
-    elif kind == "unknown":
-        param = _openai_path([*path, problem.value])
-        message, code = f"Unknown parameter: '{param}'.", "unknown_parameter"
-    elif kind in ("enum", "tag"):
-        if kind == "tag":  # the API names the object, not its discriminator
-            param = _openai_path(path[:-1])
-        supported = quoted(problem.allowed, "and")
-        message = f"Invalid value: '{problem.value}'. Supported values are: {supported}."
-        code = "invalid_value"
-    elif kind in ("below", "above"):
-        number = "integer" if problem.expected[:1] == ("int",) else "decimal"
-        where, sign = ("below minimum", ">=") if kind == "below" else ("above maximum", "<=")
-        message = (
-            f"Invalid '{param}': {number} {where} value. Expected a value {sign} "
-            f"{show_number(problem.bound)}, but got {problem.value} instead."
-        )
-        code = f"{number}_{kind}_{'min' if kind == 'below' else 'max'}_value"
-    else:
-        expected = [_A.get(k, k) for k in problem.expected if k != "null"] or ["null"]
-        wanted = expected[0] if len(expected) == 1 else "one of " + " or ".join(expected)
-        got = _A.get(value_kind(problem.value), "a value")
-        message = f"Invalid type for '{param}': expected {wanted}, but got {got} instead."
-        code = "invalid_type"
-    error = {"message": message, "type": "invalid_request_error", "param": param, "code": code}
-    return {"error": error}
-
-
-VALIDATE: Final = validator("openai_responses", OVERLAY, render)
+VALIDATE: Final = validator("openai_responses", OVERLAY, render_problem)

@@ -2,58 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from starlette.requests import Request
 from starlette.routing import Route
 
-from .._kit import Host, Reply, Stored, bearer, header
-from ._checks import openai_error
+from .._kit import Host, Reply, Stored
+from .._openai_common import auth, auth_azure, error_body, http_error, openai_error
+
+__all__ = ["_PROTOCOL", "auth", "auth_azure", "error_body", "http_error", "state_routes"]
 
 _PROTOCOL = "openai_responses"
-
-
-def auth(request: Request) -> Reply | None:
-    if bearer(request):
-        return None
-    message = "You didn't provide an API key. Send it as 'Authorization: Bearer <key>'."
-    return Reply(401, error_body(401, message))
-
-
-def auth_azure(request: Request) -> Reply | None:
-    if header(request, b"api-key") or bearer(request):
-        return None
-    message = "Access denied due to missing subscription key or Bearer token."
-    return Reply(401, error_body(401, message))
-
-
-_TYPES = {401: "invalid_request_error", 404: "invalid_request_error", 429: "requests"}
-
-
-_CODES = {401: "invalid_api_key", 429: "rate_limit_exceeded", 500: "server_error"}
-
-
-def error_body(status: int, message: str, *, code: str | None = None) -> dict[str, Any]:
-    kind = _TYPES.get(status, "invalid_request_error" if status < 500 else "server_error")
-    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
-
-
-def http_error(status: int, message: str, retry: int | None) -> Reply:
-    """A scripted HTTP error; a 429 carries ``x-ratelimit-*`` headers."""
-    headers: dict[str, str] = {}
-    if retry is not None:
-        headers["retry-after"] = str(retry)
-    if status == 429:
-        reset = f"{retry if retry is not None else 1}s"
-        headers |= {
-            "x-ratelimit-limit-requests": "60",
-            "x-ratelimit-remaining-requests": "0",
-            "x-ratelimit-reset-requests": reset,
-            "x-ratelimit-limit-tokens": "150000",
-            "x-ratelimit-remaining-tokens": "0",
-            "x-ratelimit-reset-tokens": reset,
-        }
-    return Reply(status, error_body(status, message, code=_CODES.get(status)), headers)
 
 
 def _not_found(response_id: str) -> Reply:

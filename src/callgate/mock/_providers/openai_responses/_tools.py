@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from .._kit import Reply
-from ._checks import openai_error
+from .._openai_common import openai_error
 
 __all__ = ["CHECK", "tools_problem"]
 
