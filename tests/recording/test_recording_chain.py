@@ -27,6 +27,7 @@ from callgate.recording import Recorder, recording_transport
 from callgate.recording._drift import check_directory
 
 OAI_TOOLS = [{"type": "function", "name": "get_weather", "parameters": {}}]
+CHAT_TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]
 
 
 def _script() -> object:
@@ -35,6 +36,7 @@ def _script() -> object:
         .turn("openai_responses", calls=[call("get_weather", city="Rome")], chunking="char")
         .turn("anthropic_messages", calls=[call("get_weather", city="Rome")])
         .turn("gemini_interactions", calls=[call("get_weather", city="Rome")])
+        .turn("openai_chat_completions", calls=[call("get_weather", city="Rome")])
         .build()
     )
 
@@ -87,6 +89,9 @@ def _drive(openai_url: str, anthropic_url: str, gemini_url: str, **clients: obje
             tools=[{"name": "get_weather", "input_schema": {"type": "object"}}])],
         [e.model_dump(mode="json", exclude_none=True) for e in gem.interactions.create(
             model="m", input="weather?", stream=True, tools=OAI_TOOLS)],
+        [e.to_dict(mode="json") for e in oai.chat.completions.create(
+            model="m", stream=True, messages=[{"role": "user", "content": "weather?"}],
+            tools=CHAT_TOOLS)],
     ]  # fmt: skip
     oai.close()
     ant.close()
@@ -100,20 +105,25 @@ def test_record_through_the_proxy_replay_and_drift_check(proxy: tuple) -> None:
     url, recorder, _ = proxy
     live = _drive(f"{url}/openai/v1", f"{url}/anthropic", f"{url}/gemini")
     directory = recorder.directory
+    # The proxy finishes a file after the client has every byte: the openai SDK closes a
+    # Chat Completions stream at `[DONE]`, possibly before the proxy has written it.
+    deadline = time.monotonic() + 10
+    while any(p.suffix == ".part" for p in directory.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.01)
     names = [f.name for f in load_fixtures(directory)]
     assert names == ["0001-openai_responses", "0002-anthropic_messages",
-                     "0003-gemini_interactions"]  # fmt: skip
+                     "0003-gemini_interactions", "0004-openai_chat_completions"]  # fmt: skip
     sdks = [f.recording["sdk"]["name"] for f in load_fixtures(directory)]
-    assert sdks == ["openai", "anthropic", "google-genai"]
+    assert sdks == ["openai", "anthropic", "google-genai", "openai"]
     every = b"".join(p.read_bytes() for p in directory.iterdir())
     assert b"AIzaFAKE" not in every
     with MockServer.from_recordings(directory) as replay:
         again = _drive(replay.openai_base_url, replay.anthropic_base_url, replay.gemini_base_url)
-        assert [e.outcome for e in replay.journal.entries()] == ["matched"] * 3
+        assert [e.outcome for e in replay.journal.entries()] == ["matched"] * 4
     assert again == live
     report = check_directory(directory)
     assert not report.affects_gate, report.text()
-    assert len(report.files) == 3
+    assert len(report.files) == 4
 
 
 def test_record_through_the_transports_of_each_sdk_then_replay(tmp_path: Path) -> None:

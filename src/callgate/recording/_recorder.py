@@ -51,6 +51,8 @@ def protocol_of(path: str) -> str | None:
         return "gemini_generate_content"
     if path.rstrip("/").endswith("/interactions") or "/interactions/" in path:
         return "gemini_interactions"
+    if path.rstrip("/").endswith("/chat/completions"):
+        return "openai_chat_completions"
     if path.rstrip("/").endswith("/messages"):
         return "anthropic_messages"
     if path.rstrip("/").endswith("/responses") or "/responses/" in path:
