@@ -33,7 +33,7 @@ a :class:`~callgate.UsageError` that leaves the parser as it was.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, Final, Generic, NoReturn, TypeVar
 
 from ._digest import canonical_bytes
@@ -48,7 +48,16 @@ from ._errors import (
 from ._json import loads_strict
 from ._limits import Limits
 
-__all__ = ["BYTES", "CAUGHT", "EVENTS", "SDK_HINT", "Boundary", "copy_event", "wire_mapping"]
+__all__ = [
+    "BYTES",
+    "CAUGHT",
+    "EVENTS",
+    "SDK_HINT",
+    "Boundary",
+    "copy_event",
+    "feed_whole",
+    "wire_mapping",
+]
 
 #: The two input modes of a parser.
 BYTES: Final = "bytes"
@@ -224,3 +233,26 @@ class Boundary(Generic[S]):
         self._state = type(self._state)["FAILED"]
         self._row = self._rows[self._state]
         raise err from err.__cause__
+
+
+# What ``parse_stream`` feeds at once: the SSE decoder returns each call's events as one
+# list, and a list of every event of a long stream alive at once costs the cyclic GC more
+# than slicing does.
+_SLICE: Final = 1 << 16
+
+
+def feed_whole(feed_bytes: Callable[[bytes], object], data: Any) -> None:
+    """What every room's ``parse_stream`` does with its ``data``: bytes in 64 KiB slices
+    (at least one call, so an empty stream is fed too), or each chunk of an iterable of
+    byte chunks. A ``str``, a mapping or anything not iterable is a UsageError."""
+    if isinstance(data, bytes | bytearray | memoryview):
+        whole = data if type(data) is bytes else bytes(data)
+        for start in range(0, len(whole), _SLICE) or (0,):
+            feed_bytes(whole[start : start + _SLICE])
+    elif isinstance(data, str | Mapping) or not isinstance(data, Iterable):
+        raise UsageError(
+            f"parse_stream() takes bytes or an iterable of bytes, not {type(data).__name__}"
+        )
+    else:
+        for chunk in data:
+            feed_bytes(chunk)

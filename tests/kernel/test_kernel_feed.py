@@ -305,3 +305,22 @@ def test_another_type_is_a_usage_error_and_the_parser_stays_usable(room: str) ->
     assert _comparable(room, parser.finish()) == _comparable(
         room, module.parse_stream(fixture.data, baseline=fixture.contract_revision)
     )
+
+
+def test_feed_whole_slices_bytes_and_passes_chunks_through() -> None:
+    from callgate._feed import feed_whole
+
+    fed: list[bytes] = []
+    data = bytes(range(256)) * 600  # 153,600 bytes: three slices of at most 64 KiB
+    feed_whole(fed.append, bytearray(data))
+    assert [len(c) for c in fed] == [65536, 65536, 22528]
+    assert b"".join(fed) == data
+    fed.clear()
+    feed_whole(fed.append, b"")
+    assert fed == [b""]  # an empty stream is still fed once
+    fed.clear()
+    feed_whole(fed.append, iter([b"ab", b"c"]))
+    assert fed == [b"ab", b"c"]
+    for bad in ("data: {}\n\n", {"type": "x"}, 42):
+        with pytest.raises(UsageError, match="takes bytes or an iterable of bytes"):
+            feed_whole(fed.append, bad)

@@ -23,7 +23,7 @@ from .._errors import (
     TruncatedStreamError,
     UsageError,
 )
-from .._feed import BYTES, CAUGHT, EVENTS, Boundary, copy_event, wire_mapping
+from .._feed import BYTES, CAUGHT, EVENTS, Boundary, copy_event, feed_whole, wire_mapping
 from .._fields import check_limits_and_baseline
 from .._json import loads_strict
 from .._limits import DEFAULT_LIMITS, Limits
@@ -37,7 +37,6 @@ from ._turn import Turn
 
 __all__ = ["Parser", "parse_stream"]
 
-_SLICE_BYTES = 1 << 16
 _MESSAGE_START = ev.MESSAGE_START
 _table_key = ev.table_key
 
@@ -193,15 +192,5 @@ def parse_stream(
     :class:`UsageError`, and so is a bad ``limits`` or ``baseline``.
     """
     parser = Parser(limits=limits, baseline=baseline)  # checks limits and baseline first
-    given: object = data  # a str is iterable too; refuse it explicitly
-    if isinstance(data, bytes | bytearray | memoryview):
-        # Slices keep the decoder's per-call event list (and memory) bounded on big bodies.
-        view = memoryview(bytes(data))
-        for start in range(0, len(view), _SLICE_BYTES):
-            parser.feed_bytes(view[start : start + _SLICE_BYTES])
-    elif isinstance(given, str):
-        raise UsageError("parse_stream() takes bytes or an iterable of bytes, not str")
-    else:
-        for chunk in data:
-            parser.feed_bytes(chunk)
+    feed_whole(parser.feed_bytes, data)
     return parser.finish()

@@ -13,11 +13,11 @@ error object from every later call.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from .._errors import JSONError, SchemaError, SequenceError, TruncatedStreamError, UsageError
-from .._feed import BYTES, CAUGHT, EVENTS, Boundary, copy_event, wire_mapping
+from .._feed import BYTES, CAUGHT, EVENTS, Boundary, copy_event, feed_whole, wire_mapping
 from .._fields import check_limits_and_baseline
 from .._json import loads_strict
 from .._limits import DEFAULT_LIMITS, Limits
@@ -171,11 +171,5 @@ def parse_stream(
     ``dict`` is a :class:`~callgate.UsageError`.
     """
     parser = Parser(limits=limits, baseline=baseline, candidate_index=candidate_index)
-    if isinstance(data, bytes | bytearray | memoryview):
-        parser.feed_bytes(data)
-    elif isinstance(data, str | Mapping):
-        raise UsageError(f"parse_stream() takes bytes, not {type(data).__name__}")
-    else:
-        for chunk in data:
-            parser.feed_bytes(chunk)
+    feed_whole(parser.feed_bytes, data)
     return parser.finish()

@@ -20,7 +20,7 @@ from .._errors import (
     UnsupportedProviderState,
     UsageError,
 )
-from .._feed import BYTES, CAUGHT, EVENTS, Boundary, copy_event, wire_mapping
+from .._feed import BYTES, CAUGHT, EVENTS, Boundary, copy_event, feed_whole, wire_mapping
 from .._fields import check_limits_and_baseline
 from .._json import loads_strict
 from .._limits import DEFAULT_LIMITS, Limits
@@ -195,11 +195,5 @@ def parse_stream(
     Raises what :meth:`Parser.feed_bytes` and :meth:`Parser.finish` raise.
     """
     parser = Parser(limits=limits, baseline=baseline)
-    if isinstance(data, bytes | bytearray | memoryview):
-        parser.feed_bytes(data)
-    elif isinstance(data, str | dict):  # iterable, but certainly not of byte chunks
-        raise UsageError(f"parse_stream() takes bytes, not {type(data).__name__}")
-    else:
-        for chunk in data:
-            parser.feed_bytes(chunk)
+    feed_whole(parser.feed_bytes, data)
     return parser.finish()

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .._errors import SchemaError, SequenceError, TruncatedStreamError, UsageError
-from .._feed import BYTES, CAUGHT, EVENTS, Boundary, copy_event, wire_mapping
+from .._feed import BYTES, CAUGHT, EVENTS, Boundary, copy_event, feed_whole, wire_mapping
 from .._fields import check_limits_and_baseline
 from .._json import loads_strict
 from .._limits import DEFAULT_LIMITS, Limits
@@ -29,8 +29,6 @@ from ._state import TRANSITIONS, State
 from ._turn import Turn
 
 __all__ = ["Parser", "forced_function", "parse_stream"]
-
-_SLICE = 64 * 1024
 
 
 def check_choice_index(choice_index: Any) -> None:
@@ -212,16 +210,5 @@ def parse_stream(
         tool_choice=tool_choice,
         profile=profile,
     )
-    if isinstance(data, bytes | bytearray | memoryview):
-        # In slices: the decoder returns each slice's events as one list, and a list of
-        # every event of a long stream alive at once costs the cyclic GC more than the
-        # slicing does.
-        view = memoryview(data).cast("B")
-        for start in range(0, len(view), _SLICE) or (0,):
-            parser.feed_bytes(view[start : start + _SLICE])
-    elif isinstance(data, str | Mapping):
-        raise UsageError(f"parse_stream() takes bytes, not {type(data).__name__}")
-    else:
-        for chunk in data:
-            parser.feed_bytes(chunk)
+    feed_whole(parser.feed_bytes, data)
     return parser.finish()

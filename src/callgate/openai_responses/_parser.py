@@ -21,7 +21,7 @@ from .._errors import (
     UnsupportedProviderState,
     UsageError,
 )
-from .._feed import BYTES, CAUGHT, EVENTS, Boundary, copy_event, wire_mapping
+from .._feed import BYTES, CAUGHT, EVENTS, Boundary, copy_event, feed_whole, wire_mapping
 from .._fields import check_limits_and_baseline
 from .._json import loads_strict
 from .._limits import DEFAULT_LIMITS, Limits
@@ -217,11 +217,5 @@ def parse_stream(
     :class:`~callgate.UsageError` if ``data`` is a ``str`` or not iterable.
     """
     parser = Parser(limits=limits, baseline=baseline, request=request)
-    if isinstance(data, bytes | bytearray | memoryview):
-        parser.feed_bytes(bytes(data))
-    elif isinstance(data, str) or not isinstance(data, Iterable):  # type: ignore[unreachable]
-        raise UsageError("parse_stream() takes bytes or an iterable of bytes")
-    else:
-        for chunk in data:
-            parser.feed_bytes(chunk)
+    feed_whole(parser.feed_bytes, data)
     return parser.finish()
