@@ -37,6 +37,7 @@ from ._rendering import (
 )
 from ._request_spec import SWITCH, VALIDATE
 from ._routes import _PROTOCOL, auth, auth_azure, error_body, http_error, state_routes
+from ._socket import SOCKET
 from ._view import view
 
 if TYPE_CHECKING:
@@ -103,6 +104,7 @@ PROVIDER = Provider(
     render_with=render_with,
     family=aux.FAMILY,
     aux_routes=lambda host: aux.routes(host, auth, auth_azure, error_body),
+    socket=SOCKET,
     base_urls=(
         BaseUrl(
             "OpenAI Responses",
