@@ -21,7 +21,7 @@ from typing import Any
 
 from .._kit import Event, Socket, SocketMessage
 
-__all__ = ["SOCKET"]
+__all__ = ["SOCKET", "steer_spec_problem"]
 
 _LANE = re.compile(r"[A-Za-z0-9_.\-]{1,256}")
 _STEER_KEYS = frozenset({"type", "previous_response_id", "input"})
@@ -31,6 +31,27 @@ _PART_TYPES = frozenset({"input_text", "input_image", "input_file"})
 def _error(message: str, code: str, *, status: int = 400, param: str | None = None) -> Event:
     error = {"type": "invalid_request_error", "code": code, "message": message, "param": param}
     return {"type": "error", "status": status, "error": error}
+
+
+OUTCOMES = ("steered", "completed", "pending", "failed")
+
+
+def steer_spec_problem(spec: Any) -> str | None:
+    """Why a turn's ``respond.steer`` is not ``{"outcome", "after", "code"}``, or None."""
+    if not isinstance(spec, dict):
+        return "an object with 'outcome', 'after' and 'code'"
+    unknown = sorted(set(spec) - {"outcome", "after", "code"})
+    if unknown:
+        return f"unknown key(s): {', '.join(unknown)}"
+    if spec.get("outcome", "steered") not in OUTCOMES:
+        return f"outcome is one of {', '.join(OUTCOMES)}"
+    after = spec.get("after", 1)
+    if type(after) is not int or not 1 <= after < 2**31:
+        return "after is an int >= 1"
+    code = spec.get("code", "x")
+    if not isinstance(code, str) or not code:
+        return "code is a non-empty string"
+    return None
 
 
 def read(message: Any) -> SocketMessage:
