@@ -1,5 +1,6 @@
 """The mock's OpenAI Responses WebSocket route, through openai's ``responses.connect()``
-(3.57.0; the steering tests need its ``response.steer``) and a raw ``websockets`` client,
+(3.57.0, and the 2.46.0 baseline, which has ``connect()`` but no ``response.steer``: the
+steering tests skip there) and a raw ``websockets`` client,
 on a real socket: several responses per connection, the connection-local cache of
 unstored responses, steering as the script says, request validation, faults, the journal
 and sessions per test id. Wire facts: docs/contracts/openai-responses-websocket.md.
@@ -46,6 +47,12 @@ def _until(events: Iterator[Any], *kinds: str) -> list[Any]:
         if event.type in kinds:
             return seen
     raise AssertionError(f"the socket ended before {kinds}: {[e.type for e in seen]}")
+
+
+def _code(event: Any) -> Any:
+    """The nested error's code (openai 2.46.0 types the SSE error and keeps it a dict)."""
+    error = event.error
+    return error["code"] if isinstance(error, dict) else error.code
 
 
 TERMINAL = ("response.completed", "response.incomplete", "response.failed", "error")
@@ -103,7 +110,7 @@ def test_two_responses_on_one_connection_continue_an_unstored_response(
             (error,) = _until(other, *TERMINAL)
     assert error.type == "error"
     assert error.status == 400
-    assert error.error.code == "previous_response_not_found"
+    assert _code(error) == "previous_response_not_found"
     entries = server.journal.entries()
     assert [(e.method, e.outcome) for e in entries[:2]] == [("WS", "matched")] * 2
     assert entries[0].connection == entries[1].connection != entries[-1].connection
@@ -300,7 +307,7 @@ def test_faults_close_with_the_code_send_error_events_and_pace_frames() -> None:
     assert closed.value.rcvd is not None
     assert closed.value.rcvd.code == 4000
     assert len(errored) == 3
-    assert errored[-1].error.code == "server_error"  # nested on the socket
+    assert _code(errored[-1]) == "server_error"  # nested on the socket
     deltas = [e.delta for e in slow if e.type == "response.output_text.delta"]
     assert deltas == list("slow")
 
