@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import openai
 import pytest
 from websockets.exceptions import ConnectionClosedError, InvalidStatus
@@ -379,3 +380,22 @@ def test_a_steer_spec_is_refused_on_another_protocol_and_ignored_over_http() -> 
         openai.OpenAI(base_url=server.openai_base_url, api_key="test") as client,
     ):
         assert client.responses.create(model="m", input="hi").output_text == "plain"
+
+
+def test_a_runtime_http_error_is_an_error_event_with_its_status_and_headers() -> None:
+    script = ScriptBuilder(seed=1).turn("openai_responses", text="after the 429").build()
+    with MockServer(script) as server:
+        fault = {"type": "http_error", "status": 429, "retry_after": 2}
+        armed = httpx.post(f"{server.url}/_callgate/faults", json={"fault": fault})
+        assert armed.status_code == 200
+        with _socket(server.openai_base_url) as conn:
+            conn.response.create(model="m", input="hi")
+            (limited,) = _until(conn, *TERMINAL)
+            conn.response.create(model="m", input="hi")  # the turn was not consumed
+            served = _until(conn, *TERMINAL)
+        server.assert_script_done()
+    assert (limited.type, limited.status) == ("error", 429)
+    headers = limited.error["headers"] if isinstance(limited.error, dict) else limited.error.headers
+    assert headers["retry-after"] == "2"
+    assert headers["x-ratelimit-remaining-requests"] == "0"
+    assert served[-1].response.output_text == "after the 429"
