@@ -51,7 +51,9 @@ class JournalEntry:
     """One request and its answer. ``outcome`` says how the mock handled it:
     ``matched`` (turn ``location`` served), ``mismatch``, ``rejected`` (auth, bad body,
     provider-native validation), ``fault`` (a scripted or runtime fault), ``state``
-    (a stored-state route), ``aux`` (a model or token-count route) or ``control``."""
+    (a stored-state route), ``aux`` (a model or token-count route), ``control`` or
+    ``steer`` (a WebSocket ``response.steer``; ``response``: the events answering it).
+    ``connection`` names the WebSocket connection of a message (method ``WS``)."""
 
     seq: int
     test_id: str
