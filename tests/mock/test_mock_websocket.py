@@ -399,3 +399,36 @@ def test_a_runtime_http_error_is_an_error_event_with_its_status_and_headers() ->
     assert headers["retry-after"] == "2"
     assert headers["x-ratelimit-remaining-requests"] == "0"
     assert served[-1].response.output_text == "after the 429"
+
+
+def _sse_events(body: str) -> list[Any]:
+    return [json.loads(line[6:]) for line in body.splitlines() if line.startswith("data: ")]
+
+
+@pytest.mark.parametrize(
+    "respond",
+    [
+        {"text": "Hello there.", "chunking": "char"},
+        {"calls": [call("a", x=1), call("b", y="two")], "interleave": "round_robin",
+         "chunking": {"fixed": 3}},
+        {"reasoning": {"summary": "think", "signature": "sig"}, "text": "done",
+         "calls": [call("c")]},
+    ],
+    ids=["text", "parallel-calls", "reasoning"],
+)  # fmt: skip
+def test_the_frames_are_the_events_the_sse_stream_carries(respond: dict[str, Any]) -> None:
+    """The socket sends, one frame each, exactly the events of the same turn over SSE."""
+    script = ScriptBuilder(seed=9).turn("openai_responses", **respond).build()
+    ask = {"model": "gpt-4.1", "input": "hi", "stream": True}
+    with MockServer(script) as server:
+        sse = httpx.post(f"{server.openai_base_url}/responses", json=ask,
+                         headers={"authorization": "Bearer test"})  # fmt: skip
+    with MockServer(script) as server:
+        url = server.openai_base_url.replace("http://", "ws://") + "/responses"
+        with ws_connect(url, additional_headers={"authorization": "Bearer test"}) as ws:
+            ws.send(json.dumps({"type": "response.create", **ask}))
+            frames = []
+            while not frames or frames[-1]["type"] != "response.completed":
+                frames.append(json.loads(ws.recv()))
+    assert sse.status_code == 200
+    assert frames == _sse_events(sse.text)
