@@ -70,9 +70,9 @@ class JournalEntry:
     outcome: str | None = None
     location: str | None = None
     problems: tuple[str, ...] = ()
+    connection: str | None = None  # the WebSocket connection a message arrived on
     duration_ms: float | None = None
     body_size: int | None = None  # bytes of the request body, when one was read
-    connection: str | None = None  # the WebSocket connection a message arrived on
 
     def close(
         self,
