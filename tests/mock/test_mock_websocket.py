@@ -432,3 +432,20 @@ def test_the_frames_are_the_events_the_sse_stream_carries(respond: dict[str, Any
                 frames.append(json.loads(ws.recv()))
     assert sse.status_code == 200
     assert frames == _sse_events(sse.text)
+
+
+@needs_steer
+def test_a_steer_point_past_the_end_waits_before_the_terminal_event() -> None:
+    with MockServer(_steer_script("steered", after=999)) as server:
+        with _socket(server.openai_base_url) as conn:
+            conn.response.create(model="gpt-4.1", input="Walk somewhere.")
+            rid = conn.recv().response.id
+            conn.response.steer(input="go south", previous_response_id=rid)
+            first = _until(conn, *TERMINAL)
+            successor = _until(conn, *TERMINAL)
+        server.assert_script_done()
+    kinds = [e.type for e in first]
+    assert kinds[-3:] == ["response.output_item.done", "response.steer.accepted",
+                          "response.incomplete"]  # fmt: skip
+    assert first[-1].response.output[0].content[0].text == "Going north along the river."
+    assert successor[-1].response.output_text == "Going south."
