@@ -50,7 +50,7 @@ NEW = (
 
 
 def _package(root: Path, source: str) -> Path:
-    folder = root / ROOTS["anthropic"][0]
+    folder = root / ROOTS["anthropic"][0][0]
     folder.mkdir(parents=True)
     (folder / "types.py").write_text(source)
     return root
