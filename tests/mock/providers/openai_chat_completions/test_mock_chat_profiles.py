@@ -112,3 +112,22 @@ def test_a_body_carries_the_finish_reason_quirks(profile: str) -> None:
 def test_an_unknown_profile_is_refused_at_load() -> None:
     with pytest.raises(ScriptError, match="profile"):
         ScriptBuilder().turn(PROTOCOL, text="x", profile="lmstudio").build()
+
+
+def test_a_fault_still_finds_its_call_under_a_profile() -> None:
+    """``"id": ""`` on the later deltas does not make them look like a call's first."""
+    script = ScriptBuilder(seed=2).turn(
+        PROTOCOL, profile="openrouter", calls=CALLS, chunking={"fixed": 4},
+        fault={"type": "truncate", "call": 1, "keep": 3},
+    )  # fmt: skip
+    with MockServer(script.build()) as server:
+        data = httpx.post(
+            f"{server.openai_base_url}/chat/completions",
+            headers={"authorization": "Bearer t"},
+            json={"model": "m", "stream": True, "messages": [{"role": "user", "content": "?"}]},
+        ).content
+    deltas = _tool_deltas(data)
+    assert "".join(d["function"]["arguments"] for d in deltas if d["index"] == 1) == '{"a'
+    assert b'"finish_reason":"length"' in data
+    with pytest.raises(CallgateError, match="length"):
+        _parse(data, "openrouter")

@@ -9,7 +9,10 @@ usage chunk (empty ``choices``) only when the request asked for it with
 one ``chat.completion`` body, usage always present. ``respond.status`` is the choice's
 ``finish_reason`` (default ``tool_calls`` with calls, else ``stop``); ``interleave:
 "round_robin"`` sends the calls' first deltas and fragments alternately, as parallel
-calls arrive from a model that streams them together.
+calls arrive from a model that streams them together. A request's ``n`` gives that many
+choices (:mod:`._choices`: their chunks take turns, one usage chunk and ``[DONE]`` end
+the answer); ``respond.profile`` serves a compatibility profile's quirks
+(:mod:`._quirks`).
 """
 
 from __future__ import annotations
