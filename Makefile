@@ -110,6 +110,7 @@ BASELINE_TESTS += tests/kernel/test_kernel_feed.py tests/mock/test_mock_plugin_h
 BASELINE_TESTS += tests/mock/providers/gemini_interactions/test_mock_interactions_errors_sdk.py
 BASELINE_TESTS += tests/openai_chat_completions/test_sdk_objects.py
 BASELINE_TESTS += tests/mock/providers/openai_chat_completions/test_mock_chat_sdk_conformance.py
+BASELINE_TESTS += tests/mock/providers/openai_chat_completions/test_mock_chat_choices_sdk.py
 test-baseline: $(BSTAMP)
 	$(BASE)/bin/python -m pytest -q $(BASELINE_TESTS)
 	$(BASE)/bin/python -O -W error -m pytest -q $(BASELINE_TESTS)
@@ -123,7 +124,7 @@ fuzz: $(STAMP)
 	  $(BIN)/python -m pytest tests/fuzz -q -s -p no:cacheprovider
 
 # The ledger's crash matrix in full: every fault point x effect class x store, and on the
-# model side every point of the host loop x effect class x store x protocol mode (1,092 cells).
+# model side every point of the host loop x effect class x store x protocol mode (1,248 cells).
 crash-matrix: $(STAMP)
 	CALLGATE_CRASH_MATRIX=full $(BIN)/python -m pytest -q \
 	  tests/ledger/test_ledger_crash.py tests/ledger/test_ledger_crash_loop.py

@@ -45,6 +45,7 @@ VARIANTS = {
     "gemini-stateful": ("gemini_interactions", "stateful"),
     "gemini-stateless": ("gemini_interactions", "stateless"),
     "gemini-generate-content": ("gemini_generate_content", "stateless"),
+    "openai-chat": ("openai_chat_completions", "stateless"),
 }
 STORES = ("sqlite", "postgres")
 FINAL = "Done."
@@ -79,7 +80,8 @@ def expected_posts(point: str, variant: str) -> tuple[int, int]:
 def _script(variant: str, tool: str, asks: int, answers: int) -> Any:
     protocol = VARIANTS[variant][0]
     b = ScriptBuilder(seed=11)
-    prefix = {"openai_responses": "call_", "anthropic_messages": "toolu_"}.get(protocol, "")
+    prefixes = {"openai_responses": "call_", "openai_chat_completions": "call_"}
+    prefix = {**prefixes, "anthropic_messages": "toolu_"}.get(protocol, "")
     for ask in range(asks):  # a re-sent request gets fresh call ids, as from a provider
         b.turn(
             protocol,
@@ -104,6 +106,7 @@ def _base(server: MockServer, variant: str) -> str:
     protocol = VARIANTS[variant][0]
     return {
         "openai_responses": server.openai_base_url,
+        "openai_chat_completions": server.openai_base_url,
         "anthropic_messages": server.anthropic_base_url,
         "gemini_interactions": server.gemini_base_url,
         "gemini_generate_content": server.gemini_base_url,
