@@ -22,10 +22,10 @@ from typing import Any, Literal, NoReturn
 from ._digest import canonical_bytes
 from ._errors import ContinuationError, LimitExceededError, UsageError
 from ._limits import Limits
-from ._media import Internal, MediaPart, TextPart
+from ._media import MediaPart, TextPart
 from ._results import ToolResult
 
-__all__ = ["Measure", "checked_outputs", "refuse", "text_parts"]
+__all__ = ["Measure", "checked_outputs", "refuse"]
 
 Measure = Literal["raw", "base64"]
 _MIN_AUDIT_TEXT = 8
@@ -145,8 +145,3 @@ def checked_outputs(
                     observed=total,
                     provider=provider,
                 )
-
-
-def text_parts(parts: Sequence[TextPart | MediaPart | Internal]) -> list[str]:
-    """The texts of the :class:`~callgate.TextPart` items, in order."""
-    return [part.text for part in parts if type(part) is TextPart]

@@ -35,22 +35,15 @@ from .._digest import canonical_bytes
 from .._errors import ContinuationError, UsageError
 from .._json import json_copy
 from .._limits import DEFAULT_LIMITS, Limits
-from .._media import MediaPart
 from .._results import ToolResult, bind_results
-from .._visible import checked_outputs, refuse, text_parts
+from .._visible import checked_outputs
 from ..contracts import REVISIONS
 from ._events import PROVIDER
+from ._media import API, render_parts, text_content
 from ._turn import Turn, turn_digest
 
 __all__ = ["build_continuation"]
 
-API = "OpenAI Chat Completions"
-_MEDIA_RULE = (
-    "a role 'tool' message takes text content parts only (ChatCompletionToolMessageParam."
-    'content in both SDK generations); OpenAI answers 400 "Image URLs are only allowed '
-    "for messages with role 'user', but this message with role 'tool' contains an image "
-    'URL." Send media to a provider whose tool results take it'
-)
 
 _ROLES = ("developer", "system", "user", "assistant", "tool")
 
@@ -148,12 +141,9 @@ def _declared(tools: Any) -> tuple[list[Any], set[str]]:
 def _render(result: ToolResult) -> str | list[dict[str, Any]]:
     output = result.output
     if type(output) is tuple:
-        for index, part in enumerate(output):
-            if type(part) is MediaPart:
-                refuse(API, PROVIDER, result.call_id, index, part, _MEDIA_RULE)
-        texts = text_parts(output)
+        texts = render_parts(result)
         if not result.is_error:
-            return [{"type": "text", "text": text} for text in texts]
+            return text_content(texts)
         output = texts
     if result.is_error:
         output = {"error": output}
