@@ -176,7 +176,10 @@ def _occ_build(turn: Any, results: Any, **kw: Any) -> dict[str, Any]:
         messages=[{"role": "user", "content": "shoot"}],
         model="gpt-test",
         tools=[
-            {"type": "function", "function": {"name": "shot", "parameters": SCHEMA, "strict": False}}
+            {
+                "type": "function",
+                "function": {"name": "shot", "parameters": SCHEMA, "strict": False},
+            }
         ],
         tool_choice=None,
         parallel_tool_calls=None,

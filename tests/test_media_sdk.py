@@ -68,7 +68,7 @@ def _loopback(make_client: Any, send: Any) -> dict[str, Any]:
         client = make_client(url)
         try:
             send(client)
-        except Exception:  # noqa: BLE001, S110 - only the request body is compared
+        except Exception:  # only the request body is compared
             pass
         finally:
             client.close()
@@ -219,7 +219,8 @@ def test_anthropic_file_sources_only_under_the_2026_11_baseline() -> None:
 
     content = [
         ImageBlockParam(
-            type="image", source=URLImageSourceParam(type="url", url="https://example.com/chart.png")
+            type="image",
+            source=URLImageSourceParam(type="url", url="https://example.com/chart.png"),
         ),
         ImageBlockParam(type="image", source=FileImageSourceParam(type="file", file_id="file_img")),
         DocumentBlockParam(
@@ -351,5 +352,5 @@ def test_chat_completions_sends_text_parts_like_the_sdk_and_refuses_media() -> N
     )
     for baseline in ("2026-07-21", "2026-11"):
         assert body["messages"][0] == _ours("openai_chat_completions", baseline, PARTS[:1])
-        with pytest.raises(ContinuationError, match="part #1 .*role 'tool' message takes text"):
+        with pytest.raises(ContinuationError, match=r"part #1 .*role 'tool' message takes text"):
             _ours("openai_chat_completions", baseline)
