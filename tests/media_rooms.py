@@ -129,10 +129,10 @@ def _ggc_turn(baseline: str) -> Any:
 
 def _ggc_build(turn: Any, results: Any, **kw: Any) -> dict[str, Any]:
     kw.setdefault("model", "gemini-3-flash-preview")
+    kw.setdefault("history", [{"role": "user", "parts": [{"text": "shoot"}]}])
     return ggc.build_continuation(
         turn,
         results,
-        history=[{"role": "user", "parts": [{"text": "shoot"}]}],
         tools=[{"functionDeclarations": [{"name": "shot"}]}],
         tool_config=None,
         system_instruction=None,

@@ -321,3 +321,56 @@ def test_url_and_file_id_parts_count_as_parts_not_bytes() -> None:
     parts = (MediaPart.from_url("image", "https://example.com/a.png"),) * 3
     tight = Limits(max_media_part_bytes=1, max_media_bytes_per_request=1)
     assert len(one("openai_responses", parts, limits=tight)["output"]) == 3
+
+
+# -- a request with media is valid history for the next one --------------------------------
+
+
+def test_each_room_accepts_its_own_media_request_as_the_next_history() -> None:
+    from callgate import openai_responses
+    from callgate.anthropic_messages._continuation import check_history
+    from callgate.gemini_interactions import build_stateless_continuation
+    from callgate.gemini_interactions._continuation import _check_prior
+
+    parts = (TextPart("t"), MediaPart.image(PNG, "image/png"), MediaPart.document(PDF))
+    messages = build("anthropic_messages", parts)["messages"]
+    more = [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "again"}]
+    check_history([*messages, *more], "claude-test", None)
+
+    room = ROOMS["gemini_interactions"]
+    for baseline, sent in (("2026-11", parts), ("2026-07-21", parts[:2])):
+        turn = room.turn(baseline)
+        steps = build_stateless_continuation(
+            turn,
+            [ToolResult(room.call_id, sent)],
+            snapshot_source=turn.origin,
+            prior_input_steps=[{"type": "user_input", "content": [{"type": "text", "text": "x"}]}],
+            model="gemini-3-flash-preview",
+            tools=[{"type": "function", "name": "shot", "parameters": {"type": "object"}}],
+        )["input"]
+        assert steps[-1]["result"][1]["type"] == "image"
+        _check_prior(steps, baseline)
+
+    first = build("gemini_generate_content", parts)["body"]["contents"]
+    again = [*first, {"role": "model", "parts": [{"text": "ok"}]}, first[0]]
+    room = ROOMS["gemini_generate_content"]
+    result = [ToolResult(room.call_id, parts)]
+    assert room.build(room.turn("2026-11"), result, history=again)["body"]["contents"][:4] == again
+
+    room = ROOMS["openai_responses"]
+    turn = room.turn("2026-11")
+    tools = [{"type": "function", "name": "shot", "parameters": {}, "strict": False}]
+    result = [ToolResult(room.call_id, parts)]
+    items = openai_responses.build_stateless_continuation(
+        turn, result, prior_input_items=[], store=False, model="m", instructions=None, tools=tools
+    )["input"]
+    again_items = openai_responses.build_stateless_continuation(
+        turn,
+        result,
+        prior_input_items=items,
+        store=False,
+        model="m",
+        instructions=None,
+        tools=tools,
+    )["input"]
+    assert again_items[: len(items)] == items
