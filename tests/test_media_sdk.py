@@ -291,6 +291,15 @@ def test_interactions_function_result_equals_the_sdk_per_generation() -> None:
     assert sent == _ours("gemini_interactions", "2026-07-21", PARTS[:2])
     with pytest.raises(ContinuationError, match="needs the 2026-11 baseline"):
         _ours("gemini_interactions", "2026-07-21")
+    # why: 2.12.1 has no document subcontent and puts its unknown-variant wrapper on the wire
+    step["result"] = [text, image, pdf]
+    body = _genai_body(
+        lambda client: client.interactions.create(
+            model="gemini-3-flash-preview", previous_interaction_id="int_1", input=[step]
+        ),
+        api_version="v1",
+    )
+    assert body["input"][0]["result"][2]["type"] == "UNKNOWN"
 
 
 def test_generate_content_function_response_parts_equal_the_sdk() -> None:
