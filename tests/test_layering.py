@@ -2,8 +2,8 @@
 
 The allow-matrix (rows import columns):
 
-    kernel      stdlib only (_errors _limits _json _digest _fields _feed _results _hosted _protocols
-                sse contracts)
+    kernel      stdlib only (_errors _limits _json _digest _fields _feed _results _media _hosted
+                _protocols sse contracts)
     rooms       kernel                 (never another room, never an upper floor)
     ledger      kernel, psycopg lazily (never a room, loop, mock, recording)
     loop        kernel, rooms' public packages, ledger
@@ -35,7 +35,7 @@ ROOMS = {
     "openai_chat_completions",
 }
 KERNEL = {"_errors", "_limits", "_json", "_digest", "_fields", "_results", "_hosted", "_protocols"}
-KERNEL |= {"_feed"}
+KERNEL |= {"_feed", "_media", "_visible"}
 KERNEL |= {"sse"}
 KERNEL |= {"contracts", "__init__"}
 TOP = {"cli", "demo", "pytest_plugin", "__main__"}
