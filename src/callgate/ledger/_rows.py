@@ -18,6 +18,7 @@ from ._model import (
     RequestRecord,
     RequestState,
 )
+from ._parts import as_output, decode_result, encode_result
 from ._store import Row, Tx
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "requires_approval",
     "result_json",
     "select_effects",
+    "tool_result_text",
 ]
 
 
@@ -88,11 +90,23 @@ def result_json(output: Any, is_error: bool) -> str:
     return dump({"output": output, "is_error": is_error})
 
 
-def effect_from_row(row: Row) -> EffectRecord:
+def tool_result_text(tx: Tx, value: Any, is_error: bool) -> str:
+    """The result column's text for what a tool returned: a plain value (see
+    :func:`model_output`), or a :class:`ToolResult` / tuple of parts / ``Internal``, whose
+    media go to the blob table in ``tx`` (see ``ledger/_parts.py``)."""
+    rich = as_output(value)
+    if rich is None:
+        return result_json(model_output(value), is_error)
+    output, flagged, audit_value = rich
+    return encode_result(tx, output, is_error or flagged, audit_value)
+
+
+def effect_from_row(row: Row, tx: Tx | None = None) -> EffectRecord:
+    """The record a row holds; ``tx`` reads the media a result with parts names."""
     stored = load(row[15])
-    result = None
+    result: ToolResult | None = None
     if stored is not None:
-        result = ToolResult(call_id=row[4], output=stored["output"], is_error=stored["is_error"])
+        result = decode_result(tx, row[4], stored)
     return EffectRecord(
         effect_id=row[0],
         run_id=row[1],
@@ -118,7 +132,7 @@ def effect_from_row(row: Row) -> EffectRecord:
     )
 
 
-def request_from_row(row: Row) -> RequestRecord:
+def request_from_row(row: Row, tx: Tx | None = None) -> RequestRecord:
     return RequestRecord(
         request_id=row[0],
         run_id=row[1],
@@ -133,7 +147,7 @@ def request_from_row(row: Row) -> RequestRecord:
     )
 
 
-def outbox_from_row(row: Row) -> OutboxMessage:
+def outbox_from_row(row: Row, tx: Tx | None = None) -> OutboxMessage:
     return OutboxMessage(row[0], row[1], row[2], load(row[3]), row[4], int(row[5]))
 
 
@@ -187,7 +201,7 @@ def audit(
 
 def select_effects(tx: Tx, where: str, params: Sequence[Any]) -> list[EffectRecord]:
     rows = tx.rows(f"SELECT {EFFECT_COLUMNS} FROM ledger_effects WHERE {where}", params)  # noqa: S608
-    return [effect_from_row(row) for row in rows]
+    return [effect_from_row(row, tx) for row in rows]
 
 
 def one_effect(tx: Tx, effect_id: str) -> EffectRecord:
