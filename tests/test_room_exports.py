@@ -74,6 +74,7 @@ def test_every_room_has_the_same_file_set(protocol: str) -> None:
         "_continuation.py",
         "_hosted.py",
         "_render.py",
+        "_media.py",
     }
     assert required <= files, sorted(required - files)
     # Only the declared roles, plus _threads.py where a protocol has a server-held
