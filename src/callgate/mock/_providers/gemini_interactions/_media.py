@@ -4,9 +4,10 @@ Runs before the request spec walk (under ``gemini_request_valid``). Each ``image
 ``document`` / ``audio`` / ``video`` item with ``data`` must state a MIME type the 3.6.1
 types list for its kind (``MEDIA_TYPES`` of the room), carry base64, and all inline data of
 the request together stays within 20 MB ("the total request size limit is 20 MB",
-firebase.google.com/docs/ai-logic/input-file-requirements). The texts are the mock's,
-worded like Google's JSON parser ("Invalid value at '<path>' (TYPE_BYTES), Base64 decoding
-failed"), not quoted from the API.
+firebase.google.com/docs/ai-logic/input-file-requirements). The answer is the Interactions
+error body (``{"error": {"code": "invalid_request", "message"}}``); the texts are the
+mock's, worded like Google's JSON parser ("Invalid value at '<path>' (TYPE_BYTES), Base64
+decoding failed"), not quoted from the API.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from typing import Any, Final
 
 from ....gemini_interactions._media import MEDIA_TYPES
 from ..._media import media_in
-from .._gemini_common import error_body
 from .._kit import Reply, list_of
+from ._errors import error_body
 
 __all__ = ["MAX_INLINE_BYTES", "media_problem"]
 
