@@ -84,7 +84,10 @@ def test_a_recorded_media_result_replays_byte_exact(protocol: str, tmp_path: Pat
         assert replay.replay is not None
         assert replay.replay.unserved() == []
         outcomes = [e.outcome for e in replay.journal.entries()]
+        journaled = repr(replay.journal.entries()[1].body)
     assert result.status == "final"
+    assert f"size={len(PNG)}>" in journaled  # the replay's journal keeps no bytes either
+    assert encoded[:40] not in journaled
     assert outcomes == ["matched", "matched"]  # each request equal to its recording
 
 
