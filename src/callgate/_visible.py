@@ -7,11 +7,12 @@ media bounds of :class:`~callgate.Limits` (:class:`~callgate.LimitExceededError`
 room then renders each part in its native shape and calls :func:`refuse` with the
 provider rule for a part it cannot send: never a downgrade to text, never a silent drop.
 
-An audit value counts as found when the output holds an equal value (a ``dict``, ``list``
-or non-empty ``str`` anywhere in a JSON output, or equal to a text part, URL, file id or
-filename), or when a text in the output contains the audit value's canonical JSON text (a
-container) or the audit string itself (8 characters or more). Numbers, booleans and short
-strings alone carry too little to be told apart from ordinary output and are not searched.
+An audit value counts as found when the output holds an equal value (a non-empty ``dict``
+or ``list``, or a ``str`` of 8 characters or more, anywhere in a JSON output or equal to a
+text part, URL, file id or filename), or when a string in the output contains the audit
+string or a container's canonical JSON text. Numbers, booleans, ``null``, empty containers
+and strings under 8 characters carry too little to be told apart from ordinary output and
+are not searched.
 """
 
 from __future__ import annotations
@@ -48,10 +49,11 @@ def _leaves(output: Any) -> Iterator[Any]:
 
 
 def _audit_found(audit: Any, output: Any) -> bool:
+    needle: str
     if type(audit) is str:
-        needle = audit if len(audit) >= _MIN_AUDIT_TEXT else None
-        if not audit:
+        if len(audit) < _MIN_AUDIT_TEXT:
             return False
+        needle = audit
     elif type(audit) in (dict, list) and audit:
         needle = canonical_bytes(audit).decode("utf-8")
     else:
@@ -59,7 +61,7 @@ def _audit_found(audit: Any, output: Any) -> bool:
     for leaf in _leaves(output):
         if type(leaf) is type(audit) and leaf == audit:
             return True
-        if needle is not None and type(leaf) is str and needle in leaf:
+        if type(leaf) is str and needle in leaf:
             return True
     return False
 
