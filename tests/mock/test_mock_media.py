@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from callgate.mock import MockServer, ScriptBuilder
-from callgate.mock._media import elide_media, media_in
+from callgate.mock._providers._media_kit import elide_media, media_in
 from callgate.mock._providers.anthropic_messages._media import media_problem as anthropic_media
 from callgate.mock._providers.gemini_generate_content._media import media_problem as ggc_media
 from callgate.mock._providers.gemini_interactions._media import media_problem as gi_media
@@ -293,3 +293,17 @@ def test_eliding_copies_and_leaves_short_payloads_alone() -> None:
     assert elide_media(short) is short
     bad = elide_media(_gi({"type": "image", "mime_type": "image/png", "data": "*" * 300}))
     assert bad["input"][0]["result"][0]["data"] == "<media not base64, 300 chars>"
+
+
+def test_the_providers_media_facts_are_the_rooms() -> None:
+    from callgate.anthropic_messages import _media as anthropic_room
+    from callgate.gemini_interactions import _media as gi_room
+    from callgate.mock._providers.anthropic_messages import _media as anthropic_mock
+    from callgate.mock._providers.gemini_interactions import _media as gi_mock
+    from callgate.mock._providers.openai_responses import _media as openai_mock
+    from callgate.openai_responses import _media as openai_room
+
+    assert openai_mock.IMAGE_TYPES == openai_room.IMAGE_TYPES
+    assert anthropic_mock.IMAGE_TYPES == anthropic_room.IMAGE_TYPES
+    assert anthropic_mock.IMAGE_BASE64_MAX == anthropic_room.IMAGE_BASE64_MAX
+    assert gi_mock.MEDIA_TYPES == gi_room.MEDIA_TYPES

@@ -21,8 +21,8 @@ from .._digest import canonical_bytes
 from .._errors import CallgateError
 from .._json import loads_strict
 from ._jsonpath import compile_path, select
-from ._media import media_in
 from ._providers._kit import FunctionResult, RequestView
+from ._providers._media_kit import media_in
 
 __all__ = ["mismatches"]
 

@@ -30,9 +30,9 @@ from . import _faults, _select, _store, _validate
 from ._guard import BodyTooLargeError, error, read_body
 from ._http import SSE_HEADERS, Reply, WholeStream, begin_entry, reply_response
 from ._journal import JournalEntry
-from ._media import ELIDE_AT, elide_media
 from ._providers import Endpoint as EndpointSpec
 from ._providers import provider
+from ._providers._media_kit import ELIDE_AT, elide_media
 from ._script import ScriptTurn
 from ._state import Mismatch, MockState, Session
 

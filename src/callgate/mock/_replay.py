@@ -32,7 +32,7 @@ from ..contracts import Fixture, load_fixtures
 from ..recording import protocol_of as path_protocol
 from ._guard import BodyTooLargeError, HostCheck, error, protocol_of, read_body
 from ._journal import JournalEntry
-from ._media import elide_media
+from ._providers._media_kit import elide_media
 from ._script import Script
 from ._state import CONVERSATION_HEADER, TEST_ID_HEADER, MockState
 

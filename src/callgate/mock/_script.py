@@ -54,10 +54,10 @@ from ..contracts import CURRENT_REVISION, REVISIONS
 from . import _schema
 from ._aux import AUX_KEYS, Aux, parse_aux
 from ._fixtures import MATCH_KEYS, Fixture, check_match, parse_fixtures
-from ._media import check_media_spec
 from ._providers import PROTOCOLS, provider
 from ._providers._chunking import MAX_SEED, check_chunking, make_splitter
 from ._providers._kit import ScriptTurn
+from ._providers._media_kit import check_media_spec
 
 __all__ = [
     "PROTOCOLS",

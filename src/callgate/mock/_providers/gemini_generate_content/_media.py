@@ -17,9 +17,9 @@ import re
 from collections.abc import Iterator
 from typing import Any, Final
 
-from ..._media import media_in
 from .._gemini_common import error_body
 from .._kit import Reply, list_of
+from .._media_kit import media_in
 
 __all__ = ["MAX_INLINE_BYTES", "media_problem", "model_problem"]
 

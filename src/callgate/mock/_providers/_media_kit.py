@@ -1,4 +1,5 @@
-"""Media in request bodies, for the mock: found in every protocol's shape, summarized.
+"""Media in request bodies, for the mock: found in every protocol's shape, summarized
+(shared by the providers' media checks, the matcher and the journal).
 
 :func:`media_in` walks a JSON value (a tool result's output, a whole body) and yields each
 inline media payload it carries, in order, in any provider's shape:
