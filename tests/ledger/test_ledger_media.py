@@ -9,6 +9,7 @@ SIGKILLs between the blob write and the result write.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -308,3 +309,31 @@ def test_an_orphan_blob_is_harmless(store_url: str) -> None:
 
 if __name__ == "__main__":
     _child(*sys.argv[1:3])
+
+
+def test_a_replayed_screenshot_in_request_bodies_is_stored_once(store_url: str) -> None:
+    """Stateless continuations replay the history: each request body carries the same
+    base64 screenshot; the ledger keeps one copy and gives every body back unchanged."""
+    from callgate._digest import canonical_digest
+
+    shot = base64.b64encode(IMAGE).decode()
+    history: list[Any] = [{"role": "user", "content": "look"}]
+    with open_ledger(store_url) as ledger:
+        for turn in range(3):
+            history = [*history, {"type": "image", "data": shot}, {"text": f"turn {turn}"}]
+            body = {"model": "m", "messages": history, "note": "x" * 10}
+            req = ledger.record_request("run", provider="t", request_digest="d", body=body)
+            assert req.body == body
+            assert canonical_digest(req.body) == canonical_digest(body)
+            ledger.mark_sent(req.request_id)
+            ledger.identify(req.request_id, f"resp-{turn}")
+            ledger.record_turn(req.request_id, TurnInput("t", f"resp-{turn}", "g", {}, []))
+        bodies = [r.body for r in ledger.requests("run")]
+        assert bodies[-1] == body
+        assert [len(b["messages"]) for b in bodies] == [3, 5, 7]
+        assert all(m["data"] == shot for b in bodies for m in b["messages"] if "data" in m)
+        assert len(_blobs(ledger)) == 1  # six copies in three bodies, one row
+        with ledger.transaction() as tx:
+            stored = tx.one("SELECT SUM(LENGTH(body)) FROM ledger_requests")
+        assert stored is not None
+        assert int(stored[0]) < 2000

@@ -186,7 +186,7 @@ def recover(tx: Tx, scope: str, worker_id: str) -> RecoveryReport:
         "(r.owner IS NULL OR r.owner_until < {now}) ORDER BY e.run_id",
         (scope,),
     )
-    reqs = tuple(request_from_row(r) for r in requests)
+    reqs = tuple(request_from_row(r, tx) for r in requests)
     resumable = sorted({r[0] for r in runs} | {r.run_id for r in reqs})
     return RecoveryReport(
         lost=tuple(lost),

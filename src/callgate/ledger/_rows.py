@@ -10,6 +10,7 @@ from typing import Any
 from .._digest import canonical_bytes
 from .._errors import UsageError
 from .._results import ToolResult
+from ._bodies import join_body
 from ._model import (
     AuditEvent,
     EffectClass,
@@ -71,7 +72,7 @@ EFFECT_COLUMNS = (
 )
 REQUEST_COLUMNS = (
     "request_id, run_id, seq, state, provider, request_digest, provider_turn_id, "
-    "carries_turn, provider_side_effects, body"
+    "carries_turn, provider_side_effects, body, body_blobs"
 )
 OUTBOX_COLUMNS = "outbox_id, effect_id, topic, payload, idempotency_token, attempts"
 EVENT_COLUMNS = "seq, effect_id, run_id, from_state, to_state, event, epoch, actor, detail, at"
@@ -143,7 +144,7 @@ def request_from_row(row: Row, tx: Tx | None = None) -> RequestRecord:
         provider_turn_id=row[6],
         carries_turn=None if row[7] is None else int(row[7]),
         provider_side_effects=bool(row[8]),
-        body=load(row[9]),
+        body=join_body(tx, load(row[9]), row[10]),
     )
 
 

@@ -94,6 +94,8 @@ _V3 = (
     """CREATE TABLE ledger_blobs (
         digest TEXT PRIMARY KEY, size INTEGER NOT NULL, data {blob} NOT NULL,
         created_at {real} NOT NULL)""",
+    # A request body's long strings (a replayed screenshot) in ledger_blobs: ledger/_bodies.py
+    "ALTER TABLE ledger_requests ADD COLUMN body_blobs TEXT",
 )
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3)
