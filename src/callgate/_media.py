@@ -66,7 +66,8 @@ class MediaPart:
     """An image, audio, video or document part of a tool result.
 
     ``kind`` is one of :data:`MEDIA_KINDS`. Exactly one source is given: ``data`` (raw
-    ``bytes``, or a ``str`` of strict base64 that is decoded and checked here),
+    ``bytes``, or a ``str`` of strict standard-alphabet base64 with padding, decoded and
+    checked here),
     ``url`` or ``file_id`` (both passed to the provider as given). ``media_type`` (an IANA
     type such as ``image/png``) is required with ``data`` and optional otherwise;
     ``filename`` is an optional display name. ``digest`` is the SHA-256 hex of ``data`` and
@@ -81,7 +82,7 @@ class MediaPart:
     url: str | None
     file_id: str | None
     filename: str | None
-    _digest: str | None = dataclasses.field(compare=False)
+    _digest: str | None = dataclasses.field(init=False, repr=False, compare=False)
 
     def __init__(
         self,

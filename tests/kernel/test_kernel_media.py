@@ -159,3 +159,18 @@ def test_internal_is_accepted_anywhere_in_an_output_and_projected_as_internal() 
     assert not ToolResult("c1", {"a": [1]}).has_internal
     with pytest.raises(UsageError):
         ToolResult("c1", {"rows": [marker, object()]})  # the rest must still be JSON
+
+
+def test_a_media_part_survives_replace_and_pickle() -> None:
+    import dataclasses
+    import pickle
+
+    part = MediaPart.image(PNG, "image/png", filename="a.png")
+    changed = dataclasses.replace(part, media_type="image/gif")
+    assert changed.media_type == "image/gif"
+    assert changed.digest == part.digest
+    with pytest.raises(UsageError, match="exactly one source"):
+        dataclasses.replace(part, url="https://example.com/a.png")
+    again = pickle.loads(pickle.dumps(part))
+    assert again == part
+    assert again.digest == part.digest
