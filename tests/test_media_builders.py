@@ -375,3 +375,19 @@ def test_each_room_accepts_its_own_media_request_as_the_next_history() -> None:
         tools=tools,
     )["input"]
     assert again_items[: len(items)] == items
+
+
+def test_documented_request_sizes_are_refused_with_their_rule() -> None:
+    # Anthropic: 32 MB per request on standard endpoints, inline media counted as base64
+    half = b"%" * (16 * 1024 * 1024 // 4 * 3)  # 16 MiB of base64 each
+    at = (MediaPart.document(half), MediaPart.document(half))
+    assert sum(p.base64_size or 0 for p in at) == 32 * 1024 * 1024
+    one("anthropic_messages", at)
+    past = (MediaPart.document(half), MediaPart.document(half + b"%"))
+    with pytest.raises(ContinuationError, match="request size limit is 32 MB"):
+        one("anthropic_messages", past)
+    # generateContent: 20 MB of inline data per request, base64 in transit
+    inline = b"\x00" * (20 * 1024 * 1024 // 4 * 3)
+    one("gemini_generate_content", (MediaPart.image(inline, "image/png"),))
+    with pytest.raises(ContinuationError, match="20 MB per request"):
+        one("gemini_generate_content", (MediaPart.image(inline + b"\x00", "image/png"),))

@@ -26,7 +26,7 @@ from ._limits import Limits
 from ._media import MediaPart, TextPart
 from ._results import ToolResult
 
-__all__ = ["Measure", "checked_outputs", "refuse"]
+__all__ = ["Measure", "checked_outputs", "refuse", "refuse_request_total"]
 
 Measure = Literal["raw", "base64"]
 _MIN_AUDIT_TEXT = 8
@@ -147,3 +147,30 @@ def checked_outputs(
                     observed=total,
                     provider=provider,
                 )
+
+
+def refuse_request_total(
+    results: Sequence[ToolResult],
+    *,
+    api: str,
+    provider: str,
+    bound: int,
+    measure: Measure,
+    rule: str,
+) -> None:
+    """Raise :class:`~callgate.ContinuationError` when the inline media of ``results`` alone
+    (counted by ``measure``) pass ``bound``, a provider's documented request size: the
+    request is then certain to break ``rule``, whatever else it holds."""
+    total = 0
+    for result in results:
+        if type(result.output) is not tuple:
+            continue
+        for part in result.output:
+            if type(part) is MediaPart:
+                total += _media_bytes(part, measure)
+    if total > bound:
+        raise ContinuationError(
+            f"the tool results carry {total} {measure} bytes of inline media, more than "
+            f"{api} takes in one request: {rule}",
+            provider=provider,
+        )

@@ -33,10 +33,10 @@ from .._errors import CallgateError, ContinuationError, UsageError
 from .._json import json_copy
 from .._limits import DEFAULT_LIMITS, Limits
 from .._results import ToolResult, bind_results
-from .._visible import checked_outputs
+from .._visible import checked_outputs, refuse_request_total
 from . import _events as ev
 from ._hosted import check_declared, check_search_results
-from ._media import API, render_content
+from ._media import API, REQUEST_MAX, REQUEST_RULE, render_content
 from ._turn import (
     REASON_INVALID_JSON,
     REASON_LIMIT,
@@ -424,6 +424,14 @@ def _assistant_content(
 def _answers(turn: Turn, bound: Sequence[ToolResult], limits: Limits) -> list[dict[str, Any]]:
     """One tool_result per call and per recovery call, in block order."""
     checked_outputs(bound, api=API, provider=ev.PROVIDER, limits=limits, measure="base64")
+    refuse_request_total(
+        bound,
+        api=API,
+        provider=ev.PROVIDER,
+        bound=REQUEST_MAX,
+        measure="base64",
+        rule=REQUEST_RULE,
+    )
     answers: list[tuple[int, dict[str, Any]]] = []
     by_id = {result.call_id: result for result in bound}
     for call in turn.calls:

@@ -8,8 +8,10 @@
 it exists only in the beta types, so the 2026-07-21 baseline refuses it. Audio and video
 have no block. An image is refused past 5 MB of base64 ("image exceeds 5 MB maximum: N
 bytes > 5242880 bytes", anthropics/claude-code#14887): Anthropic measures the encoded
-string, so ``Limits`` counts base64 characters here too. A document's ``filename`` is sent
-as its ``title``; an image block has no name field, so an image's filename is not sent.
+string, so ``Limits`` counts base64 characters here too. Inline media past 32 MB of base64
+in one request is refused (the documented request size limit of standard endpoints). A
+document's ``filename`` is sent as its ``title``; an image block has no name field, so an
+image's filename is not sent.
 """
 
 from __future__ import annotations
@@ -21,11 +23,21 @@ from .._results import ToolResult
 from .._visible import refuse
 from ._events import PROVIDER
 
-__all__ = ["API", "IMAGE_BASE64_MAX", "IMAGE_TYPES", "render_content"]
+__all__ = [
+    "API",
+    "IMAGE_BASE64_MAX",
+    "IMAGE_TYPES",
+    "REQUEST_MAX",
+    "REQUEST_RULE",
+    "render_content",
+]
 
 API = "Anthropic Messages"
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 IMAGE_BASE64_MAX = 5 * 1024 * 1024
+# "request size limits (32 MB for standard endpoints ...)", vision and PDF-support docs
+REQUEST_MAX = 32 * 1024 * 1024
+REQUEST_RULE = "the request size limit is 32 MB on standard endpoints"
 _FILE_SOURCES = frozenset({"2026-11"})
 
 

@@ -31,11 +31,11 @@ from .._errors import CallgateError, ContinuationError, UsageError
 from .._json import json_copy
 from .._limits import DEFAULT_LIMITS, Limits
 from .._results import ToolResult, bind_results
-from .._visible import checked_outputs
+from .._visible import checked_outputs, refuse_request_total
 from ..contracts import REVISIONS
 from ._assembly import decode_signature
 from ._events import CALL_PART, PROVIDER, STOP
-from ._media import API, render_response
+from ._media import API, INLINE_MAX, INLINE_RULE, render_response
 from ._turn import Turn, turn_digest
 
 __all__ = ["build_continuation", "same_signature"]
@@ -191,6 +191,9 @@ def _function_responses(
             raise UsageError(f"result #{position} is a {type(result).__name__}, not a ToolResult")
     bound = bind_results([call.call_id for call in turn.calls], given)
     checked_outputs(bound, api=API, provider=PROVIDER, limits=limits, measure="raw")
+    refuse_request_total(
+        bound, api=API, provider=PROVIDER, bound=INLINE_MAX, measure="base64", rule=INLINE_RULE
+    )
     parts = []
     for call, result in zip(turn.calls, bound, strict=True):
         media: list[dict[str, Any]] = []

@@ -14,7 +14,8 @@ Media parts in a function response are a Gemini 3 feature: a Gemini 2.5 model an
 The builder sends them only to a model it reads as Gemini 3 or later (``gemini-3``,
 ``gemini-3.5-flash``, ...) unless the caller states ``function_response_parts=True``; a
 ``url`` or ``file_id`` (a Files API URI) needs its ``media_type``. The MIME types a model
-takes in a function response are not documented, so none is refused here by type.
+takes in a function response are not documented, so none is refused here by type. Inline
+media past 20 MB of base64 in one request is refused (the documented inline-data limit).
 """
 
 from __future__ import annotations
@@ -29,10 +30,14 @@ from .._results import ToolResult
 from .._visible import refuse
 from ._events import PROVIDER
 
-__all__ = ["API", "model_takes_parts", "render_response"]
+__all__ = ["API", "INLINE_MAX", "INLINE_RULE", "model_takes_parts", "render_response"]
 
 API = "Gemini generateContent"
 _GEMINI = re.compile(r"^(?:models/)?gemini-(\d+)(?:[.-]|$)")
+# "the total request size limit is 20 MB"; "The file is encoded to base64 in transit"
+# (firebase.google.com/docs/ai-logic/input-file-requirements, inline data)
+INLINE_MAX = 20 * 1024 * 1024
+INLINE_RULE = "inline data is limited to 20 MB per request (base64 in transit); use file_data"
 PARTS_REFUSED = (
     "media parts in functionResponse.parts are a Gemini 3 feature; older models answer 400 "
     "'function_response.parts is not supported for this model'"
