@@ -191,7 +191,7 @@ class Machine:
     key: str
     also: str
     columns: str
-    from_row: Callable[[Row], Any]
+    from_row: Callable[[Row, Tx], Any]
     trail: str | None
 
     def step(self, state: Any, event: Any, key: str | None = None) -> Any:
@@ -396,7 +396,7 @@ def move_row(
     if row is False:
         return None
     _audit(tx, machine, key, source, target, event, actor, detail)
-    return True if isinstance(row, bool) else machine.from_row(row)
+    return True if isinstance(row, bool) else machine.from_row(row, tx)
 
 
 def move_where(
@@ -426,7 +426,7 @@ def move_where(
     )
     moved = []
     for row in rows:
-        record = machine.from_row(row)
+        record = machine.from_row(row, tx)
         note = detail(record) if detail else None
         _audit(tx, machine, row[0], sources[0], target, event, actor, note)
         moved.append(record)

@@ -405,6 +405,7 @@ class FunctionResult:
     name: str | None
     output: Any
     is_error: bool
+    parts: Any = None  # generateContent: the functionResponse's media parts
 
 
 @dataclasses.dataclass(slots=True)

@@ -19,9 +19,11 @@ serves a compatibility profile's quirks (:mod:`._quirks`).
 from __future__ import annotations
 
 from .._kit import BaseUrl, Endpoint, Provider
+from .._request_valid import media_first
 from ._checks import CALL_HAS_RESULT, RESULT_HAS_CALL, check
 from ._choices import turn_problems
 from ._faults import error_event, fault_roles, truncate
+from ._media import media_problem
 from ._rendering import STATUSES, encode, event_name, render, render_options, render_with
 from ._request_spec import SWITCH, VALIDATE
 from ._routes import (
@@ -63,7 +65,7 @@ PROVIDER = Provider(
     statuses=STATUSES,
     checks=(SWITCH, RESULT_HAS_CALL, CALL_HAS_RESULT),
     check=check,
-    validate=VALIDATE,
+    validate=media_first(media_problem, VALIDATE),
     validate_switch=SWITCH,
     respond_keys=RESPOND_KEYS,
     check_respond=check_respond,
