@@ -109,6 +109,7 @@ BASELINE_TESTS += tests/kernel/test_kernel_feed.py tests/mock/test_mock_plugin_h
 BASELINE_TESTS += tests/mock/providers/gemini_interactions/test_mock_interactions_errors_sdk.py
 BASELINE_TESTS += tests/openai_chat_completions/test_sdk_objects.py
 BASELINE_TESTS += tests/mock/providers/openai_chat_completions/test_mock_chat_sdk_conformance.py
+BASELINE_TESTS += tests/openai_responses/test_connection_sdk.py
 test-baseline: $(BSTAMP)
 	$(BASE)/bin/python -m pytest -q $(BASELINE_TESTS)
 	$(BASE)/bin/python -O -W error -m pytest -q $(BASELINE_TESTS)
