@@ -1,7 +1,8 @@
 """Agent frameworks run their own tool loops against the mock: the OpenAI Agents SDK and
 pydantic-ai (the ``frameworks`` extra, light enough for ``make test``; pydantic-ai's
 ``GoogleModel`` on the dev extra's google-genai), each through the example under
-``examples/frameworks/`` that docs/frameworks.md points at.
+``examples/frameworks/`` that docs/frameworks.md points at; openai-agents also over its
+Responses WebSocket transport (``use_responses_websocket=True``).
 
 Skipped when the extra is missing, except under ``CI=true``, where a missing framework
 fails: CI installs ``.[dev]``, which includes it. LangChain, LiteLLM and the Vercel AI SDK
@@ -52,6 +53,23 @@ def test_framework_tool_loop_runs_through_the_mock(name: str, framework: str) ->
     assert answer == "It is sunny in Paris."
     assert [e.outcome for e in entries] == ["matched", "matched"]
     # The framework sent the tool's result back in the second request.
+    outputs = [i for i in entries[1].body["input"] if i.get("type") == "function_call_output"]
+    assert [o["output"] for o in outputs] == ["sunny"]
+
+
+def test_openai_agents_websocket_transport_runs_the_tool_loop_on_one_socket() -> None:
+    """openai-agents' ``use_responses_websocket=True``: both model calls are
+    ``response.create`` messages on one connection (it sends ``stream: true`` too)."""
+    example = _example("openai_agents_websocket_weather", "agents")
+    with MockServer(load_script(example.SCRIPT)) as server:
+        answer = example.run(server.openai_base_url)
+        server.assert_script_done()
+        entries = server.journal.entries()
+    assert answer == "It is sunny in Paris."
+    assert [(e.method, e.outcome) for e in entries] == [("WS", "matched")] * 2
+    assert entries[0].connection is not None
+    assert entries[0].connection == entries[1].connection
+    assert all(e.body["type"] == "response.create" for e in entries)
     outputs = [i for i in entries[1].body["input"] if i.get("type") == "function_call_output"]
     assert [o["output"] for o in outputs] == ["sunny"]
 

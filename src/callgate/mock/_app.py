@@ -25,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Match, Route
 
-from . import _aux, _control, _faults, _store, _validate
+from . import _aux, _control, _faults, _store, _validate, _ws
 from ._guard import HostCheck, error, host_is_loopback, route_names
 from ._http import TEST_ID_HEADER, Reply, begin_entry, reply_response
 from ._pipeline import Endpoint
@@ -78,11 +78,13 @@ class MockApp:
         max_body_bytes: int,
         allowed_hosts: Iterable[str] | None,
         patterned: Iterable[tuple[Route, Endpoint | None]] = (),
+        sockets: dict[str, Endpoint] | None = None,
     ) -> None:
         self.inner = inner
         self.state = inner.state
         self.max_body_bytes = max_body_bytes
         self._fast = fast
+        self._sockets = sockets or {}  # WebSocket routes (a provider's socket wire)
         # Provider routes with path parameters and no exact paths, with their endpoints,
         # and what matching them gave per path (a pure function of the path: a memo).
         self._patterned = tuple(patterned)
@@ -143,6 +145,16 @@ class MockApp:
         return None
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "websocket":
+            endpoint = self._sockets.get(scope["path"])
+            if endpoint is None or self._foreign(scope) is not False:
+                await _ws.refuse(scope, send, 403 if endpoint else 404, {"error": {
+                    "type": "callgate_mock_error",
+                    "message": "callgate mock: no WebSocket route here, or a refused Host",
+                }})  # fmt: skip
+                return
+            await _ws.serve(endpoint, scope, receive, send)
+            return
         if scope["type"] == "http":
             refused = self._foreign(scope)
             if refused is not False:
@@ -206,6 +218,7 @@ def create_app(
     _faults.check_faults(script)
     routes: list[Route] = []
     fast: dict[str, Endpoint] = {}
+    sockets: dict[str, Endpoint] = {}
     patterned: list[tuple[Route, Endpoint | None]] = []
     mock_state = state if state is not None else MockState(script)
     for protocol in PROTOCOLS:
@@ -225,6 +238,8 @@ def create_app(
             route = Route(spec.path, handler, methods=["POST"])
             routes.append(route)
             fast |= dict.fromkeys(spec.fast, endpoint)
+            if provider(protocol).socket is not None:
+                sockets |= dict.fromkeys(spec.fast, endpoint)
             if not spec.fast:
                 patterned.append((route, endpoint))
     routes += [
@@ -238,5 +253,5 @@ def create_app(
     inner.state.routes = route_names(routes)
     return MockApp(
         inner, fast, max_body_bytes=max_body_bytes, allowed_hosts=allowed_hosts,
-        patterned=patterned,
+        patterned=patterned, sockets=sockets,
     )  # fmt: skip

@@ -10,7 +10,8 @@ refused when the app is created::
 
     {"type": "http_error", "status": 400|401|403|404|408|409|429|500|503|529,
      "message": str, "retry_after": int seconds <= 86400, "times": int}  # 529: Anthropic only
-    {"type": "disconnect", "after": n}            # close the stream after n events
+    {"type": "disconnect", "after": n, "close_code": c}  # close the stream after n events
+                                                   # (close_code: the WebSocket route's)
     {"type": "error_event", "after": n, "message": str, "error_type": str, "code": str,
      "shape": "nested" | "flat"}                   # shape: OpenAI only (default nested)
     {"type": "malformed", "after": n, "data": str} # a frame whose data is not JSON
@@ -87,7 +88,7 @@ STREAM_FAULTS = frozenset(
 _AT = {"after", *POINT_KEYS}
 _KEYS: dict[str, set[str]] = {
     "http_error": {"status", "message", "retry_after", "times"},
-    "disconnect": _AT,
+    "disconnect": {*_AT, "close_code"},
     "error_event": {*_AT, "message", "error_type", "code", "shape"},
     "malformed": {*_AT, "data"},
     "duplicate": {*_AT, "payload"},
@@ -152,6 +153,7 @@ def _check_fault(spec: Any, protocol: str | None, turn: ScriptTurn | None) -> No
     _check_point(spec, protocol)
     _count(spec, "retry_after", maximum=MAX_RETRY_AFTER)
     _count(spec, "times", minimum=1)
+    _count(spec, "close_code", minimum=1000, maximum=4999)
     for key in ("message", "error_type", "code", "data"):
         _text(spec, key)
     if kind == "http_error":

@@ -18,7 +18,9 @@ if TYPE_CHECKING:
     from ._state import MockState, Session
 
 __all__ = [
+    "CONNECTION_KEY",
     "CONVERSATION_HEADER",
+    "ENTRY_KEY",
     "SSE_HEADERS",
     "TEST_ID_HEADER",
     "Rendered",
@@ -34,6 +36,9 @@ __all__ = [
 ]
 
 TEST_ID_HEADER = "x-callgate-test-id"
+# A WebSocket message's scope names its connection (journaled) and receives its entry.
+CONNECTION_KEY = "callgate.connection"
+ENTRY_KEY = "callgate.entry"
 CONVERSATION_HEADER = "x-callgate-conversation"
 SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 
@@ -113,7 +118,7 @@ def begin_entry(
     # as the largest single cost of the journal.
     scope = request.scope
     headers = redacted_raw(scope["headers"])  # the test id and conversation are no secrets
-    return state.journal.begin(
+    entry = state.journal.begin(
         test_id=test_id
         if test_id is not None
         else headers.get(TEST_ID_HEADER, state.default_test_id),
@@ -126,6 +131,11 @@ def begin_entry(
         body=None,
         redacted=True,
     )
+    connection = scope.get(CONNECTION_KEY)
+    if connection is not None:
+        entry.connection = connection
+        scope[ENTRY_KEY] = entry
+    return entry
 
 
 def session_of(request: Request) -> tuple[MockState, Session]:

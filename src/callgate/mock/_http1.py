@@ -15,8 +15,10 @@ What it keeps of uvicorn's contract: connections and tasks are registered in the
 closes an idle connection and ends a busy one after its response, the date/server default
 headers, keep-alive with its idle timeout, pipelined requests answered in order, read and
 write flow control, ``Expect: 100-continue``, HTTP/1.0 clients (no chunking, closed after
-the response) and ASGI 2.3 ``http.disconnect``. Without httptools, :data:`PROTOCOL` is
-``"auto"`` (uvicorn's own choice).
+the response) and ASGI 2.3 ``http.disconnect``. A WebSocket upgrade request (``Upgrade:
+websocket``) hands the connection to uvicorn's WebSocket protocol (``Config(ws=...)``,
+:data:`WS`), as uvicorn's own HTTP protocols do; without one it is refused with a 400.
+Without httptools, :data:`PROTOCOL` is ``"auto"`` (uvicorn's own choice).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from starlette.responses import StreamingResponse
 
 from ._http1_exchange import LOG, Exchange, header_bytes
 
-__all__ = ["PROTOCOL"]
+__all__ = ["PROTOCOL", "WS"]
 
 _HIGH_WATER = 64 * 1024  # request bytes buffered before reading pauses
 _ASGI = {"version": "3.0", "spec_version": "2.3"}
@@ -55,6 +57,9 @@ class Http1(asyncio.Protocol):
         # The mock's own shortcut for complete provider requests (MockApp.direct); it
         # skips uvicorn's proxy-headers middleware, whose client/scheme the routes never read.
         self.direct = getattr(config.app, "direct", None)
+        self.ws_protocol: Any = config.ws_protocol_class
+        self.config = config
+        self.upgrading: bytes | None = None  # the head of a WebSocket upgrade request
         self.loop = _loop or asyncio.get_event_loop()
         self.state = server_state
         self.app_state = app_state
@@ -113,7 +118,11 @@ class Http1(asyncio.Protocol):
         self.idle_since = None
         try:
             self.parser.feed_data(data)
-        except self.parser_errors:
+        except self.parser_errors as exc:
+            if self.upgrading is not None and self.active is None and exc.args:
+                offset = exc.args[0]
+                self._upgrade(data[offset:] if isinstance(offset, int) else b"")
+                return
             if self.active is None or not self.active.started:
                 message = b"Invalid HTTP request received."
                 self.transport.write(
@@ -171,6 +180,15 @@ class Http1(asyncio.Protocol):
         parser = self.parser
         version = parser.get_http_version()
         target = self.url
+        if (
+            self.ws_protocol is not None
+            and parser.should_upgrade()
+            and any(k == b"upgrade" and v.lower() == b"websocket" for k, v in self.headers)
+        ):
+            head = [parser.get_method(), b" ", target, b" HTTP/1.1\r\n"]
+            head += [b"%b: %b\r\n" % pair for pair in self.headers]
+            self.upgrading = b"".join(head) + b"\r\n"
+            return  # handed over once the parser reports the upgrade
         if target[:1] == b"/":
             raw_path, _, query = target.partition(b"?")
         else:  # absolute-form or asterisk-form
@@ -258,6 +276,19 @@ class Http1(asyncio.Protocol):
             LOG.error("Exception in ASGI application\n", exc_info=exc)
             exchange.fail()
 
+    def _upgrade(self, rest: bytes) -> None:
+        """Hand the connection to the WebSocket protocol with the upgrade request (and
+        whatever followed it), as uvicorn's HTTP protocols do."""
+        head, self.upgrading = self.upgrading or b"", None
+        self.state.connections.discard(self)
+        self._stop_idle()
+        protocol = self.ws_protocol(
+            config=self.config, server_state=self.state, app_state=self.app_state
+        )
+        protocol.connection_made(self.transport)
+        self.transport.set_protocol(protocol)
+        protocol.data_received(head + rest)
+
     def _start(self, exchange: Exchange, app: Any) -> None:
         exchange.dispatched = True
         exchange.task = task = self.loop.create_task(exchange.run(app))
@@ -341,3 +372,16 @@ def _protocol() -> type[asyncio.Protocol] | str:
 
 PROTOCOL: type[asyncio.Protocol] | str = _protocol()
 """What ``uvicorn.Config(http=...)`` gets: :class:`Http1`, or ``"auto"`` without httptools."""
+
+
+def _ws() -> str:
+    try:
+        from uvicorn.protocols.websockets import websockets_sansio_impl  # noqa: F401
+    except ImportError:
+        return "none"
+    return "websockets-sansio"
+
+
+WS: str = _ws()
+"""What ``uvicorn.Config(ws=...)`` gets: uvicorn's sans-I/O protocol on ``websockets``
+(the OpenAI Responses WebSocket route), or ``"none"`` without it."""

@@ -70,6 +70,7 @@ class JournalEntry:
     problems: tuple[str, ...] = ()
     duration_ms: float | None = None
     body_size: int | None = None  # bytes of the request body, when one was read
+    connection: str | None = None  # the WebSocket connection a message arrived on
 
     def close(
         self,

@@ -19,7 +19,7 @@ import uvicorn
 from .._errors import UsageError
 from . import _sessions
 from ._app import MAX_BODY_BYTES, MockApp, create_app, host_is_loopback
-from ._http1 import PROTOCOL
+from ._http1 import PROTOCOL, WS
 from ._journal import MAX_ENTRIES, MAX_PER_TEST, Journal
 from ._providers import server_bases
 from ._script import Script
@@ -105,7 +105,7 @@ class MockServer:
             log_level="warning",
             lifespan="off",
             access_log=False,
-            ws="none",
+            ws=WS,
             http=PROTOCOL,
         )
         self._server = server = _Server(config)
@@ -334,7 +334,7 @@ def serve_forever(
     sock = _bind(host, port)
     mock._socket = sock
     config = uvicorn.Config(
-        mock.app, log_level="warning", lifespan="off", access_log=False, ws="none", http=PROTOCOL
+        mock.app, log_level="warning", lifespan="off", access_log=False, ws=WS, http=PROTOCOL
     )
     server = uvicorn.Server(config)
     if on_ready is not None:
@@ -368,7 +368,7 @@ def serve_recordings_forever(
     sock = _bind(host, port)
     mock._socket = sock
     config = uvicorn.Config(
-        mock.app, log_level="warning", lifespan="off", access_log=False, ws="none", http=PROTOCOL
+        mock.app, log_level="warning", lifespan="off", access_log=False, ws=WS, http=PROTOCOL
     )
     server = uvicorn.Server(config)
     if on_ready is not None:

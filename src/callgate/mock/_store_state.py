@@ -12,11 +12,16 @@ by ``disconnect_after`` (or a stream fault) still leaves the complete object beh
 real provider keeps generating after a client goes away. That is what makes a resume by
 ``last_event_id`` useful.
 
+On an OpenAI Responses WebSocket connection an unstored response stays referable by id
+from that same connection (its connection-local cache): the connection sets
+:data:`LIVE` to those ids while its request runs the pipeline.
+
 Guarded by the owning :class:`~callgate.mock.MockState`'s lock; nothing here locks.
 """
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import time
 from collections.abc import Iterator
@@ -28,7 +33,13 @@ from ._providers import provider
 if TYPE_CHECKING:
     from ._state import Served
 
-__all__ = ["Record", "SessionStore"]
+__all__ = ["LIVE", "Record", "SessionStore"]
+
+LIVE: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
+    "callgate_mock_live", default=frozenset()
+)
+"""Ids of unstored records referable by the request being served (a WebSocket
+connection's own responses: its connection-local cache)."""
 
 
 @dataclasses.dataclass(slots=True)
@@ -99,7 +110,9 @@ class SessionStore:
 
     def referable(self, protocol: str, record_id: Any) -> Record | None:
         found = self.get(protocol, record_id)
-        return found if found is not None and found.referable else None
+        if found is None or found.deleted:
+            return None
+        return found if found.stored or found.id in LIVE.get() else None
 
     def chain(self, record: Record) -> Iterator[Record]:
         """``record`` and the records it continued, newest first (cycle-safe)."""

@@ -48,6 +48,8 @@ __all__ = [
     "Reply",
     "RequestView",
     "ScriptTurn",
+    "Socket",
+    "SocketMessage",
     "Stored",
     "StoredAnswer",
     "arguments",
@@ -221,6 +223,39 @@ class Endpoint:
     refuse: Callable[[Request], Reply | None] | None = None
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class SocketMessage:
+    """A client's WebSocket message as its provider reads it: a ``create`` (the HTTP
+    ``body`` the pipeline serves, its ``lane``), a ``steer`` (``target`` response id and
+    ``input``) or an ``error`` (the event that refuses it)."""
+
+    kind: str
+    body: dict[str, Any] | None = None
+    lane: str | None = None
+    target: Any = None
+    input: Any = None
+    error: Event | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Socket:
+    """A provider's WebSocket wire, pure functions of dicts; ``mock._ws`` drives the
+    connection (see ``openai_responses._socket`` for each function)."""
+
+    read: Callable[[Any], SocketMessage]
+    event: Callable[[Event, str | None], Event]
+    http_error: Callable[[int, Any, Mapping[str, str], str | None], Event]
+    steer_problem: Callable[[Any], str | None]
+    steer_input: Callable[[Any], list[Any]]
+    accepted: Callable[[str, str, int], Event]
+    failed: Callable[[Mapping[str, Any], str, str, int], Event]
+    pending: Callable[[str, str, Sequence[tuple[str, str]], int], Event]
+    steered: Callable[[Sequence[Event], int], Event | None]
+    successor: Callable[[Mapping[str, Any], str, list[Any]], dict[str, Any]]
+    response_id: Callable[[Sequence[Event]], str | None]
+    terminals: frozenset[str]
+
+
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Provider:
     """One provider, as the engine sees it (every field a constant or a plain function)."""
@@ -281,6 +316,7 @@ class Provider:
     # serves, and those routes; the app puts them before the create routes.
     family: str = ""
     aux_routes: Callable[[Host], list[Route]] = lambda host: []
+    socket: Socket | None = None  # its WebSocket wire, served on its endpoints' paths
     # The base URLs its clients take (``callgate serve`` prints them), and the
     # ``MockServer`` attributes naming them (``openai_base_url`` -> ``/openai/v1``).
     base_urls: tuple[BaseUrl, ...] = ()

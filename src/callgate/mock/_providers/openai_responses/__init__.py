@@ -16,7 +16,7 @@ request itself sent.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ....openai_responses import _render
@@ -37,6 +37,7 @@ from ._rendering import (
 )
 from ._request_spec import SWITCH, VALIDATE
 from ._routes import _PROTOCOL, auth, auth_azure, error_body, http_error, state_routes
+from ._socket import SOCKET, steer_spec_problem
 from ._view import view
 
 if TYPE_CHECKING:
@@ -65,6 +66,15 @@ def check(store: SessionStore, body: dict[str, Any], on: Collection[str]) -> Rep
         if problem is not None:
             return problem
     return continuation_check(store, body, on)
+
+
+def check_respond(respond: Mapping[str, Any]) -> str | None:
+    """The WebSocket ``steer`` spec, then the hosted steps."""
+    if "steer" in respond:
+        problem = steer_spec_problem(respond["steer"])
+        if problem is not None:
+            return f"steer: {problem}"
+    return hosted.check_respond(respond)
 
 
 PROVIDER = Provider(
@@ -97,12 +107,13 @@ PROVIDER = Provider(
     validate_switch=SWITCH,
     index=index,
     final_from_stream=final_from_stream,
-    respond_keys=hosted.RESPOND_KEYS,
-    check_respond=hosted.check_respond,
+    respond_keys=hosted.RESPOND_KEYS | {"steer"},
+    check_respond=check_respond,
     render_options=render_options,
     render_with=render_with,
     family=aux.FAMILY,
     aux_routes=lambda host: aux.routes(host, auth, auth_azure, error_body),
+    socket=SOCKET,
     base_urls=(
         BaseUrl(
             "OpenAI Responses",
