@@ -18,9 +18,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from callgate import TruncatedStreamError
+from callgate import CallgateError, TruncatedStreamError
 from callgate.mock._script import make_splitter
-from callgate.openai_responses import Connection, Turn, parse_stream
+from callgate.openai_responses import Connection, Turn, parse_connection, parse_stream
 from callgate.openai_responses import _render as openai_render
 
 from .test_connection import expected
@@ -159,3 +159,67 @@ def test_the_mock_writer_round_trips_through_the_connection(data: st.DataObject)
             (i["call_id"], json.loads(i["arguments"])) for i in items if i["type"] != "message"
         ]
         assert [(c.call_id, c.arguments) for c in turn.calls] == calls
+
+
+# -- mutations: hostile frames raise only callgate errors and never forge a call --------
+
+_JSON_VALUE = st.none() | st.booleans() | st.integers(-3, 3) | _TEXT | st.just({}) | st.just([])
+
+
+def _transcript() -> list[dict[str, Any]]:
+    one = steered("resp_1").events
+    two = call_response("resp_2", 2).events
+    three = on_lane(call_response("resp_3").events, "lane.A")
+    return [one[0], accepted("st_1", "resp_1", 0), *one[1:], *two[:4], *three, *two[4:]]
+
+
+@st.composite
+def mutated(draw: st.DrawFn) -> list[str]:
+    events = _transcript()
+    for _ in range(draw(st.integers(1, 3))):
+        at = draw(st.integers(0, len(events) - 1))
+        how = draw(st.sampled_from(["drop", "repeat", "swap", "field", "lane", "cut"]))
+        event = json.loads(json.dumps(events[at]))
+        if how == "drop":
+            del events[at]
+        elif how == "repeat":
+            events.insert(at, event)
+        elif how == "swap" and at + 1 < len(events):
+            events[at], events[at + 1] = events[at + 1], events[at]
+        elif how == "field":
+            key = draw(st.sampled_from(sorted(event)))
+            event[key] = draw(_JSON_VALUE)
+            events[at] = event
+        elif how == "lane":
+            event["stream_id"] = draw(st.sampled_from(["lane.A", "other", None]))
+            events[at] = event
+    texts = frames(events)
+    if draw(st.booleans()):
+        at = draw(st.integers(0, len(texts) - 1))
+        texts[at] = texts[at][: draw(st.integers(0, len(texts[at])))]
+    return texts
+
+
+_ORIGINAL_CALLS = {
+    (c.call_id, json.dumps(c.arguments, sort_keys=True))
+    for t in parse_connection(frames(_transcript()))
+    for c in t.calls
+}
+
+
+@settings(max_examples=200, deadline=None)
+@given(mutated())
+def test_mutated_frames_raise_only_callgate_errors_and_release_no_forged_call(
+    texts: list[str],
+) -> None:
+    conn = Connection()
+    released: list[Turn] = []
+    try:
+        for text in texts:
+            released.extend(conn.feed_message(text))
+        conn.close(1000)
+    except CallgateError:
+        pass
+    for turn in released:
+        for c in turn.calls:
+            assert (c.call_id, json.dumps(c.arguments, sort_keys=True)) in _ORIGINAL_CALLS
