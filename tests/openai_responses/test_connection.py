@@ -117,6 +117,19 @@ def test_golden_steered_response_and_its_successor() -> None:
     conn.close(1000)
 
 
+def test_a_response_naming_another_parent_does_not_commit_the_steer() -> None:
+    """A create the client queued on the lane first runs before the successor."""
+    first, queued, successor = steered("resp_1"), text_response("r_q"), text_response("r_s")
+    queued.events[0]["response"]["previous_response_id"] = "resp_0"
+    successor.events[0]["response"]["previous_response_id"] = "resp_1"
+    conn = Connection()
+    feed(conn, [first.events[0], accepted("st_1", "resp_1"), *first.events[1:]])
+    feed(conn, queued.events)
+    assert conn.steers[0].status == "accepted"
+    feed(conn, successor.events)
+    assert (conn.steers[0].status, conn.steers[0].successor_id) == ("committed", "r_s")
+
+
 def test_golden_pending_steer_waits_for_the_saved_results_then_commits() -> None:
     """Case 3: the parent completes with calls (released), the steer waits for them."""
     parent = call_response("resp_1", 2)

@@ -121,7 +121,8 @@ class Connection:
         self._steering = baseline in _STEERING_BASELINES
         self._lanes: dict[str | None, Parser] = {}  # a response in flight, or errored
         self._outcomes: dict[str, str] = {}  # response id -> "" (running) or its status
-        self._successor_of: dict[str | None, str] = {}  # lane -> the response that ended
+        # lane -> responses that ended with steers queued, waiting for their successor
+        self._successor_of: dict[str | None, list[str]] = {}
         self._running_lane: dict[str, str | None] = {}
         self._steers = Steers(self._outcomes.get)
         self._latest: str | None = None  # the most recently created response
@@ -252,7 +253,7 @@ class Connection:
         after = parser._state
         if after is _OPEN:
             if before is not _OPEN:
-                self._created(obj["response"]["id"], lane)
+                self._created(obj["response"], lane)
             return ()
         if before is _ERRORED:  # the response.failed after an error event: checked, done
             del self._lanes[lane]
@@ -283,15 +284,25 @@ class Connection:
         self._lanes[lane] = parser
         return parser
 
-    def _created(self, rid: str, lane: str | None) -> None:
+    def _created(self, response: dict[str, Any], lane: str | None) -> None:
+        rid: str = response["id"]  # the per-response parser checked it is a string
         if rid in self._outcomes:
             raise SequenceError(f"response id {rid!r} was already used on this connection")
         self._outcomes[rid] = ""
         self._running_lane[rid] = lane
         self._latest = rid
-        parent = self._successor_of.pop(lane, None)
-        if parent is not None:
-            self._steers.commit(parent, rid)
+        waiting = self._successor_of.get(lane)
+        if not waiting:
+            return
+        # A response on the lane of a parent with queued steers is its successor (the
+        # commit point): the one it names, or, naming none, the first still waiting. A
+        # response naming another parent is a create the client queued there first.
+        named = response.get("previous_response_id")
+        if type(named) is not str:
+            named = waiting[0]
+        if named in waiting:
+            waiting.remove(named)
+            self._steers.commit(named, rid)
 
     def _ended(self, turn: Turn, lane: str | None) -> Turn:
         rid = turn.response_id
@@ -304,7 +315,8 @@ class Connection:
         if steered and not self._steers.accepted_for(rid):
             raise SequenceError(f"response {rid!r} ended steered, but no steer was accepted")
         self._outcomes[rid] = status or "failed"
-        self._successor_of[lane] = rid
+        if self._steers.accepted_for(rid):
+            self._successor_of.setdefault(lane, []).append(rid)
         if rid == self._latest:
             self._latest_turn = turn
         return turn
