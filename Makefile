@@ -101,6 +101,7 @@ BASELINE_TESTS += tests/mock/providers/gemini_interactions/test_mock_hosted_inte
 BASELINE_TESTS += tests/gemini_interactions/test_hosted_sdk_fields.py
 BASELINE_TESTS += tests/test_cli_serve_urls.py tests/mock/test_mock_sessions.py
 BASELINE_TESTS += tests/mock/test_mock_fixtures_sdk.py tests/mock/test_mock_faults_points_sdk.py
+BASELINE_TESTS += tests/mock/test_mock_websocket.py
 BASELINE_TESTS += tests/mock/providers/gemini_generate_content/test_mock_hosted_ggc_sdk.py
 BASELINE_TESTS += tests/mock/test_mock_aux_sdk.py
 BASELINE_TESTS += tests/mock/providers/gemini_generate_content/test_mock_ggc_signatures.py

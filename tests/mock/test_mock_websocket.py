@@ -1,5 +1,6 @@
 """The mock's OpenAI Responses WebSocket route, through openai's ``responses.connect()``
-(3.57.0; the steering tests need its ``response.steer``) and a raw ``websockets`` client,
+(3.57.0, and the 2.46.0 baseline, which has ``connect()`` but no ``response.steer``: the
+steering tests skip there) and a raw ``websockets`` client,
 on a real socket: several responses per connection, the connection-local cache of
 unstored responses, steering as the script says, request validation, faults, the journal
 and sessions per test id. Wire facts: docs/contracts/openai-responses-websocket.md.
@@ -8,20 +9,22 @@ and sessions per test id. Wire facts: docs/contracts/openai-responses-websocket.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import openai
 import pytest
 from websockets.exceptions import ConnectionClosedError, InvalidStatus
 from websockets.sync.client import connect as ws_connect
 
 from callgate import openai_responses as oai
-from callgate.mock import MockServer, Script, ScriptBuilder, call
+from callgate.mock import MockServer, Script, ScriptBuilder, ScriptError, call
 
-TOOLS = [{"type": "function", "name": "get_weather",
-          "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}]  # fmt: skip
+_CITY = {"type": "object", "properties": {"city": {"type": "string"}}}
+TOOLS = [{"type": "function", "name": "get_weather", "parameters": _CITY}]
 STEERS = hasattr(openai.types.responses, "ResponseSteerAcceptedEvent")
 needs_steer = pytest.mark.skipif(not STEERS, reason="this openai has no response.steer")
 
@@ -47,7 +50,23 @@ def _until(events: Iterator[Any], *kinds: str) -> list[Any]:
     raise AssertionError(f"the socket ended before {kinds}: {[e.type for e in seen]}")
 
 
+def _code(event: Any) -> Any:
+    """The nested error's code (openai 2.46.0 types the SSE error and keeps it a dict)."""
+    error = event.error
+    return error["code"] if isinstance(error, dict) else error.code
+
+
 TERMINAL = ("response.completed", "response.incomplete", "response.failed", "error")
+
+
+@contextlib.contextmanager
+def _socket(base_url: str, **options: Any) -> Iterator[Any]:
+    """An openai client's ``responses.connect()`` connection to the mock."""
+    with (
+        openai.OpenAI(base_url=base_url, api_key="test") as client,
+        client.responses.connect(**options) as conn,
+    ):
+        yield conn
 
 
 @pytest.fixture
@@ -73,7 +92,8 @@ def test_two_responses_on_one_connection_continue_an_unstored_response(
             for event in first:
                 parser.feed_event(event)
             turn = parser.finish()
-            assert [(c.name, c.arguments) for c in turn.calls] == [("get_weather", {"city": "Paris"})]
+            released = [(c.name, c.arguments) for c in turn.calls]
+            assert released == [("get_weather", {"city": "Paris"})]
             conn.response.create(
                 model="gpt-4.1", tools=TOOLS, store=False, previous_response_id=done.id,
                 input=[{"type": "function_call_output", "call_id": done.output[0].call_id,
@@ -91,7 +111,7 @@ def test_two_responses_on_one_connection_continue_an_unstored_response(
             (error,) = _until(other, *TERMINAL)
     assert error.type == "error"
     assert error.status == 400
-    assert error.error.code == "previous_response_not_found"
+    assert _code(error) == "previous_response_not_found"
     entries = server.journal.entries()
     assert [(e.method, e.outcome) for e in entries[:2]] == [("WS", "matched")] * 2
     assert entries[0].connection == entries[1].connection != entries[-1].connection
@@ -107,15 +127,14 @@ def test_a_stored_response_continues_on_another_connection_and_lanes_echo() -> N
         .build()
     )
     with MockServer(script) as server:
-        with openai.OpenAI(base_url=server.openai_base_url, api_key="test") as client:
-            with client.responses.connect() as conn:
-                conn.send({"type": "response.create", "model": "m", "input": "hi",
-                           "stream_id": "lane.A"})  # fmt: skip
-                first = _until(conn, *TERMINAL)
-            with client.responses.connect() as conn:
-                conn.response.create(model="m", input="more",
-                                     previous_response_id=first[-1].response.id)  # fmt: skip
-                second = _until(conn, *TERMINAL)
+        with _socket(server.openai_base_url) as conn:
+            conn.send({"type": "response.create", "model": "m", "input": "hi",
+                       "stream_id": "lane.A"})  # fmt: skip
+            first = _until(conn, *TERMINAL)
+        with _socket(server.openai_base_url) as conn:
+            conn.response.create(model="m", input="more",
+                                 previous_response_id=first[-1].response.id)  # fmt: skip
+            second = _until(conn, *TERMINAL)
         server.assert_script_done()
     assert {e.stream_id for e in first} == {"lane.A"}
     assert second[-1].response.output_text == "two"
@@ -125,8 +144,11 @@ def test_a_stored_response_continues_on_another_connection_and_lanes_echo() -> N
 def _steer_script(outcome: str, **steer: Any) -> Script:
     return (
         ScriptBuilder(seed=2)
-        .turn("openai_responses", text="Going north along the river.",
-              steer={"outcome": outcome, **steer})
+        .turn(
+            "openai_responses",
+            text="Going north along the river.",
+            steer={"outcome": outcome, **steer},
+        )
         .turn("openai_responses", expect={"text_contains": "go south"}, text="Going south.")
         .build()
     )
@@ -135,21 +157,21 @@ def _steer_script(outcome: str, **steer: Any) -> Script:
 @needs_steer
 def test_a_steer_ends_the_response_steered_and_starts_its_successor() -> None:
     with MockServer(_steer_script("steered", after=4)) as server:
-        with openai.OpenAI(base_url=server.openai_base_url, api_key="test") as client:
-            with client.responses.connect() as conn:
-                conn.response.create(model="gpt-4.1", input="Walk somewhere.")
-                head = [conn.recv() for _ in range(4)]
-                rid = head[0].response.id
-                conn.response.steer(input="go south", previous_response_id=rid)
-                steered = _until(conn, "response.incomplete")
-                successor = _until(conn, *TERMINAL)
+        with _socket(server.openai_base_url) as conn:
+            conn.response.create(model="gpt-4.1", input="Walk somewhere.")
+            head = [conn.recv() for _ in range(4)]
+            rid = head[0].response.id
+            conn.response.steer(input="go south", previous_response_id=rid)
+            steered = _until(conn, "response.incomplete")
+            successor = _until(conn, *TERMINAL)
         server.assert_script_done()
         entries = server.journal.entries()
     accepted = steered[0]
     assert accepted.type == "response.steer.accepted"
     assert accepted.steer.previous_response_id == rid
     ended = steered[-1].response
-    assert (ended.id, ended.status, ended.incomplete_details.reason) == (rid, "incomplete", "steered")
+    assert (ended.id, ended.status) == (rid, "incomplete")
+    assert ended.incomplete_details.reason == "steered"
     seqs = [e.sequence_number for e in head + steered]
     assert seqs == list(range(len(seqs)))  # the steer numbers on; nothing is skipped
     assert successor[0].type == "response.created"
@@ -174,25 +196,24 @@ def test_a_pending_steer_asks_for_the_tool_outputs_and_goes_first_in_the_next_cr
         .build()
     )  # fmt: skip
     with MockServer(script) as server:
-        with openai.OpenAI(base_url=server.openai_base_url, api_key="test") as client:
-            with client.responses.connect() as conn:
-                conn.response.create(model="gpt-4.1", input="Weather?", tools=TOOLS)
-                created = conn.recv()
-                rid = created.response.id
-                conn.response.steer(input="in Celsius", previous_response_id=rid)
-                rest = _until(conn, "response.steer.pending")
-                kinds = [e.type for e in rest]
-                assert kinds[-3:] == ["response.steer.accepted", "response.completed",
+        with _socket(server.openai_base_url) as conn:
+            conn.response.create(model="gpt-4.1", input="Weather?", tools=TOOLS)
+            created = conn.recv()
+            rid = created.response.id
+            conn.response.steer(input="in Celsius", previous_response_id=rid)
+            rest = _until(conn, "response.steer.pending")
+            kinds = [e.type for e in rest]
+            assert kinds[-3:] == ["response.steer.accepted", "response.completed",
                                       "response.steer.pending"]  # fmt: skip
-                pending = rest[-1]
-                (stub,) = pending.required_input
-                assert (stub.type, stub.name) == ("function_call_output", "get_weather")
-                conn.response.create(
+            pending = rest[-1]
+            (stub,) = pending.required_input
+            assert (stub.type, stub.name) == ("function_call_output", "get_weather")
+            conn.response.create(
                     model="gpt-4.1", tools=TOOLS, previous_response_id=rid,
                     input=[{"type": "function_call_output", "call_id": stub.call_id,
                             "output": "sunny"}],
                 )  # fmt: skip
-                answer = _until(conn, *TERMINAL)
+            answer = _until(conn, *TERMINAL)
         server.assert_script_done()
     assert answer[-1].response.output_text == "Sunny, 21 C."
 
@@ -200,24 +221,26 @@ def test_a_pending_steer_asks_for_the_tool_outputs_and_goes_first_in_the_next_cr
 @needs_steer
 def test_failed_steers_leave_the_response_running() -> None:
     with MockServer(_steer_script("failed", code="too_many_pending_steers")) as server:
-        with openai.OpenAI(base_url=server.openai_base_url, api_key="test") as client:
-            with client.responses.connect() as conn:
-                conn.response.create(model="gpt-4.1", input="Walk somewhere.")
-                rid = conn.recv().response.id
-                # Not a user message; a response this connection never had: refused first.
-                bad = [{"type": "function_call_output", "call_id": "c", "output": "x"}]
-                conn.response.steer(input=bad, previous_response_id=rid)  # type: ignore[arg-type]
-                conn.response.steer(input="go south", previous_response_id="resp_unknown")
-                conn.response.steer(input="go south", previous_response_id=rid)
-                events = _until(conn, *TERMINAL)
-                conn.response.steer(input="go south", previous_response_id=rid)
-                late = conn.recv()
-                conn.response.create(model="gpt-4.1", input="go south, please")
-                _until(conn, *TERMINAL)
+        with _socket(server.openai_base_url) as conn:
+            conn.response.create(model="gpt-4.1", input="Walk somewhere.")
+            rid = conn.recv().response.id
+            # Not a user message; a response this connection never had: refused first.
+            bad = [{"type": "function_call_output", "call_id": "c", "output": "x"}]
+            conn.response.steer(input=bad, previous_response_id=rid)  # type: ignore[arg-type]
+            conn.response.steer(input="go south", previous_response_id="resp_unknown")
+            conn.response.steer(input="go south", previous_response_id=rid)
+            events = _until(conn, *TERMINAL)
+            conn.response.steer(input="go south", previous_response_id=rid)
+            late = conn.recv()
+            conn.response.create(model="gpt-4.1", input="go south, please")
+            _until(conn, *TERMINAL)
         server.assert_script_done()
     failures = [e for e in events if e.type == "response.steer.failed"]
     assert [f.error.code for f in failures] == [
-        "invalid_input", "response_not_found", "too_many_pending_steers"]
+        "invalid_input",
+        "response_not_found",
+        "too_many_pending_steers",
+    ]
     assert failures[-1].steer.input == "go south"
     assert events[-1].type == "response.completed"
     assert events[-1].response.output_text == "Going north along the river."
@@ -245,15 +268,14 @@ def test_refusals_are_error_events_and_the_connection_goes_on() -> None:
                 answers.append(json.loads(ws.recv()))
             ws.send(json.dumps({"type": "response.create", "model": "m", "input": "x"}))
             events = [json.loads(ws.recv()) for _ in range(2)]
-        with pytest.raises(InvalidStatus) as refused:
-            with ws_connect(url):  # no credentials: the upgrade's HTTP answer
-                pass
+        with pytest.raises(InvalidStatus) as refused:  # no credentials: the upgrade's answer
+            ws_connect(url).close()
         entries = server.journal.entries()
     assert [a["type"] for a in answers] == ["error"] * 5
     assert all(a["status"] == 400 and a["error"]["type"] == "invalid_request_error"
                for a in answers)  # fmt: skip
     codes = [a["error"].get("code") for a in answers]
-    assert codes[0] == "invalid_json" and codes[3] == "invalid_stream_id"
+    assert (codes[0], codes[3]) == ("invalid_json", "invalid_stream_id")
     assert answers[2]["error"]["param"] == "temperature"
     assert [e["type"] for e in events] == ["response.created", "response.in_progress"]
     assert refused.value.response.status_code == 401
@@ -271,22 +293,22 @@ def test_faults_close_with_the_code_send_error_events_and_pace_frames() -> None:
         .build()
     )  # fmt: skip
     with MockServer(script) as server:
-        with openai.OpenAI(base_url=server.openai_base_url, api_key="test") as client:
-            with client.responses.connect() as conn:
-                conn.response.create(model="m", input="a")
-                got = [conn.recv() for _ in range(3)]
-                with pytest.raises(ConnectionClosedError) as closed:
-                    conn.recv()
-            with client.responses.connect() as conn:
-                conn.response.create(model="m", input="b")
-                errored = _until(conn, "error")
-                conn.response.create(model="m", input="c")
-                slow = _until(conn, *TERMINAL)
+        with _socket(server.openai_base_url) as conn:
+            conn.response.create(model="m", input="a")
+            got = [conn.recv() for _ in range(3)]
+            with pytest.raises(ConnectionClosedError) as closed:
+                conn.recv()
+        with _socket(server.openai_base_url) as conn:
+            conn.response.create(model="m", input="b")
+            errored = _until(conn, "error")
+            conn.response.create(model="m", input="c")
+            slow = _until(conn, *TERMINAL)
         server.assert_script_done()
     assert len(got) == 3
-    assert closed.value.rcvd is not None and closed.value.rcvd.code == 4000
+    assert closed.value.rcvd is not None
+    assert closed.value.rcvd.code == 4000
     assert len(errored) == 3
-    assert errored[-1].error.code == "server_error"  # nested on the socket
+    assert _code(errored[-1]) == "server_error"  # nested on the socket
     deltas = [e.delta for e in slow if e.type == "response.output_text.delta"]
     assert deltas == list("slow")
 
@@ -297,10 +319,9 @@ def test_sessions_by_test_id_on_the_upgrade_request() -> None:
     with MockServer(default) as server:
         server.register("t-1", own)
         headers = {"x-callgate-test-id": "t-1"}
-        with openai.OpenAI(base_url=server.azure_openai_base_url, api_key="k") as client:
-            with client.responses.connect(extra_headers=headers) as conn:
-                conn.response.create(model="m", input="hi")
-                events = _until(conn, *TERMINAL)
+        with _socket(server.azure_openai_base_url, extra_headers=headers) as conn:
+            conn.response.create(model="m", input="hi")
+            events = _until(conn, *TERMINAL)
         assert events[-1].response.output_text == "own"
         assert server.status("t-1")["done"]
         (entry,) = server.journal.entries(test_id="t-1")
@@ -310,23 +331,104 @@ def test_sessions_by_test_id_on_the_upgrade_request() -> None:
 
 def test_async_sdk_runs_a_two_call_loop_on_one_connection(weather_server: MockServer) -> None:
     async def main() -> str:
-        async with openai.AsyncOpenAI(base_url=weather_server.openai_base_url,
-                                      api_key="test") as client:  # fmt: skip
-            async with client.responses.connect() as conn:
-                await conn.response.create(model="gpt-4.1", input="Weather?", tools=TOOLS)
-                async for event in conn:
-                    if event.type == "response.completed":
-                        done = event.response
-                        break
-                await conn.response.create(
-                    model="gpt-4.1", tools=TOOLS, previous_response_id=done.id,
-                    input=[{"type": "function_call_output",
-                            "call_id": done.output[0].call_id, "output": "sunny"}],
-                )  # fmt: skip
-                async for event in conn:
-                    if event.type == "response.completed":
-                        return str(event.response.output_text)
+        base_url = weather_server.openai_base_url
+        async with (
+            openai.AsyncOpenAI(base_url=base_url, api_key="test") as client,
+            client.responses.connect() as conn,
+        ):
+            await conn.response.create(model="gpt-4.1", input="Weather?", tools=TOOLS)
+            async for event in conn:
+                if event.type == "response.completed":
+                    done = event.response
+                    break
+            await conn.response.create(
+                model="gpt-4.1", tools=TOOLS, previous_response_id=done.id,
+                input=[{"type": "function_call_output",
+                        "call_id": done.output[0].call_id, "output": "sunny"}],
+            )  # fmt: skip
+            async for event in conn:
+                if event.type == "response.completed":
+                    return str(event.response.output_text)
         raise AssertionError("no second response")
 
     assert asyncio.run(main()) == "It is sunny."
     weather_server.assert_script_done()
+
+
+@pytest.mark.parametrize(
+    ("respond", "says"),
+    [
+        ({"steer": {"outcome": "later"}}, "outcome"),
+        ({"steer": {"after": 0}}, "after"),
+        ({"steer": {"when": 1}}, "unknown"),
+        ({"steer": {"code": ""}}, "code"),
+        ({"fault": {"type": "disconnect", "after": 1, "close_code": 999}}, "close_code"),
+    ],
+)
+def test_the_loader_refuses_a_bad_steer_or_close_code(respond: dict[str, Any], says: str) -> None:
+    with pytest.raises(ScriptError) as refused:
+        ScriptBuilder().turn("openai_responses", text="x", **respond).build()
+    assert says in str(refused.value)
+
+
+def test_a_steer_spec_is_refused_on_another_protocol_and_ignored_over_http() -> None:
+    with pytest.raises(ScriptError):
+        ScriptBuilder().turn("anthropic_messages", text="x", steer={}).build()
+    script = ScriptBuilder().turn("openai_responses", text="plain", steer={}).build()
+    with (
+        MockServer(script) as server,
+        openai.OpenAI(base_url=server.openai_base_url, api_key="test") as client,
+    ):
+        assert client.responses.create(model="m", input="hi").output_text == "plain"
+
+
+def test_a_runtime_http_error_is_an_error_event_with_its_status_and_headers() -> None:
+    script = ScriptBuilder(seed=1).turn("openai_responses", text="after the 429").build()
+    with MockServer(script) as server:
+        fault = {"type": "http_error", "status": 429, "retry_after": 2}
+        armed = httpx.post(f"{server.url}/_callgate/faults", json={"fault": fault})
+        assert armed.status_code == 200
+        with _socket(server.openai_base_url) as conn:
+            conn.response.create(model="m", input="hi")
+            (limited,) = _until(conn, *TERMINAL)
+            conn.response.create(model="m", input="hi")  # the turn was not consumed
+            served = _until(conn, *TERMINAL)
+        server.assert_script_done()
+    assert (limited.type, limited.status) == ("error", 429)
+    headers = limited.error["headers"] if isinstance(limited.error, dict) else limited.error.headers
+    assert headers["retry-after"] == "2"
+    assert headers["x-ratelimit-remaining-requests"] == "0"
+    assert served[-1].response.output_text == "after the 429"
+
+
+def _sse_events(body: str) -> list[Any]:
+    return [json.loads(line[6:]) for line in body.splitlines() if line.startswith("data: ")]
+
+
+@pytest.mark.parametrize(
+    "respond",
+    [
+        {"text": "Hello there.", "chunking": "char"},
+        {"calls": [call("a", x=1), call("b", y="two")], "interleave": "round_robin",
+         "chunking": {"fixed": 3}},
+        {"reasoning": {"summary": "think", "signature": "sig"}, "text": "done",
+         "calls": [call("c")]},
+    ],
+    ids=["text", "parallel-calls", "reasoning"],
+)  # fmt: skip
+def test_the_frames_are_the_events_the_sse_stream_carries(respond: dict[str, Any]) -> None:
+    """The socket sends, one frame each, exactly the events of the same turn over SSE."""
+    script = ScriptBuilder(seed=9).turn("openai_responses", **respond).build()
+    ask = {"model": "gpt-4.1", "input": "hi", "stream": True}
+    with MockServer(script) as server:
+        sse = httpx.post(f"{server.openai_base_url}/responses", json=ask,
+                         headers={"authorization": "Bearer test"})  # fmt: skip
+    with MockServer(script) as server:
+        url = server.openai_base_url.replace("http://", "ws://") + "/responses"
+        with ws_connect(url, additional_headers={"authorization": "Bearer test"}) as ws:
+            ws.send(json.dumps({"type": "response.create", **ask}))
+            frames = []
+            while not frames or frames[-1]["type"] != "response.completed":
+                frames.append(json.loads(ws.recv()))
+    assert sse.status_code == 200
+    assert frames == _sse_events(sse.text)

@@ -51,7 +51,9 @@ class JournalEntry:
     """One request and its answer. ``outcome`` says how the mock handled it:
     ``matched`` (turn ``location`` served), ``mismatch``, ``rejected`` (auth, bad body,
     provider-native validation), ``fault`` (a scripted or runtime fault), ``state``
-    (a stored-state route), ``aux`` (a model or token-count route) or ``control``."""
+    (a stored-state route), ``aux`` (a model or token-count route), ``control`` or
+    ``steer`` (a WebSocket ``response.steer``; ``response``: the events answering it).
+    ``connection`` names the WebSocket connection of a message (method ``WS``)."""
 
     seq: int
     test_id: str
@@ -68,9 +70,9 @@ class JournalEntry:
     outcome: str | None = None
     location: str | None = None
     problems: tuple[str, ...] = ()
+    connection: str | None = None  # the WebSocket connection a message arrived on
     duration_ms: float | None = None
     body_size: int | None = None  # bytes of the request body, when one was read
-    connection: str | None = None  # the WebSocket connection a message arrived on
 
     def close(
         self,

@@ -120,7 +120,8 @@ class Stream:
         if isinstance(spec, dict) and record is not None:
             self.spec = spec
             total = len(record.received.events)
-            self.at = min(int(spec.get("after", total - 1)), total)
+            # Before the terminal event at the latest: a steer needs a running response.
+            self.at = max(1, min(int(spec.get("after", total - 1)), total - 1))
 
     async def _emit(self, event: Event) -> None:
         self.sent.append(event)
