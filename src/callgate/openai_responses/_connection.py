@@ -101,13 +101,13 @@ class Connection:
         "_closed",
         "_error",
         "_frames",
+        "_lane_of",
         "_lanes",
         "_latest",
         "_latest_turn",
         "_limits",
         "_mode",
         "_outcomes",
-        "_running_lane",
         "_steering",
         "_steers",
         "_successor_of",
@@ -123,7 +123,7 @@ class Connection:
         self._outcomes: dict[str, str] = {}  # response id -> "" (running) or its status
         # lane -> responses that ended with steers queued, waiting for their successor
         self._successor_of: dict[str | None, list[str]] = {}
-        self._running_lane: dict[str, str | None] = {}
+        self._lane_of: dict[str, str | None] = {}
         self._steers = Steers(self._outcomes.get)
         self._latest: str | None = None  # the most recently created response
         self._latest_turn: Turn | None = None  # its turn, once it ended
@@ -217,7 +217,7 @@ class Connection:
         if turn is None or turn.response_id != self._latest or turn.response_id is None:
             raise ContinuationError("the connection's most recent response has not ended")
         rid = turn.response_id
-        return ConnectionToken(self, rid, turn.digest, self._running_lane[rid])
+        return ConnectionToken(self, rid, turn.digest, self._lane_of[rid])
 
     # -- internals -------------------------------------------------------------------
 
@@ -289,7 +289,7 @@ class Connection:
         if rid in self._outcomes:
             raise SequenceError(f"response id {rid!r} was already used on this connection")
         self._outcomes[rid] = ""
-        self._running_lane[rid] = lane
+        self._lane_of[rid] = lane
         self._latest = rid
         waiting = self._successor_of.get(lane)
         if not waiting:
