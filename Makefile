@@ -112,6 +112,7 @@ BASELINE_TESTS += tests/openai_chat_completions/test_sdk_objects.py
 BASELINE_TESTS += tests/mock/providers/openai_chat_completions/test_mock_chat_sdk_conformance.py
 BASELINE_TESTS += tests/mock/providers/openai_chat_completions/test_mock_chat_choices_sdk.py
 BASELINE_TESTS += tests/test_media_sdk.py
+BASELINE_TESTS += tests/openai_responses/test_connection_sdk.py
 test-baseline: $(BSTAMP)
 	$(BASE)/bin/python -m pytest -q $(BASELINE_TESTS)
 	$(BASE)/bin/python -O -W error -m pytest -q $(BASELINE_TESTS)
@@ -125,7 +126,7 @@ fuzz: $(STAMP)
 	  $(BIN)/python -m pytest tests/fuzz -q -s -p no:cacheprovider
 
 # The ledger's crash matrix in full: every fault point x effect class x store, and on the
-# model side every point of the host loop x effect class x store x protocol mode (1,248 cells).
+# model side every point of the host loop x effect class x store x protocol mode (1,560 cells).
 crash-matrix: $(STAMP)
 	CALLGATE_CRASH_MATRIX=full $(BIN)/python -m pytest -q \
 	  tests/ledger/test_ledger_crash.py tests/ledger/test_ledger_crash_loop.py

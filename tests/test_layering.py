@@ -53,6 +53,7 @@ LEDGER_EXTRAS = {"psycopg"}
 # The optional extras an upper part may use (the core is stdlib only).
 EXTRAS = {"starlette", "uvicorn", "uvloop", "httpx", "httpx2", "psycopg", "anyio", "pytest"}
 EXTRAS |= {"httptools"}  # the mock's HTTP/1.1 connection (mock._http1)
+EXTRAS |= {"websockets"}  # the host loop's WebSocket transport (loop._socket)
 
 
 def _modules() -> list[Path]:

@@ -40,6 +40,9 @@ TOOLS = ("read", "idem", "verif", "amo", "amo_approved", "local")
 VARIANTS = {
     "openai-stateful": ("openai_responses", "stateful"),
     "openai-stateless": ("openai_responses", "stateless"),
+    # OpenAI Responses over one WebSocket per run: a killed host drops its socket.
+    "openai-ws-stateful": ("openai_responses", "ws-stateful"),
+    "openai-ws-stateless": ("openai_responses", "ws-stateless"),
     "anthropic": ("anthropic_messages", "stateful"),
     "anthropic-threads": ("anthropic_messages", "threads"),
     "gemini-stateful": ("gemini_interactions", "stateful"),
@@ -61,7 +64,7 @@ S = EffectState
 
 def _retrievable(variant: str) -> bool:
     protocol, store = VARIANTS[variant]
-    return store == "stateful" and protocol != "anthropic_messages"
+    return store in ("stateful", "ws-stateful") and protocol != "anthropic_messages"
 
 
 def expected_posts(point: str, variant: str) -> tuple[int, int]:
@@ -180,7 +183,7 @@ def test_sigkill_of_the_host_loop_never_repeats_a_turn_or_an_effect(
             trail = ledger.audit(effect.effect_id)
             approvals = ledger.approvals(effect.effect_id)
         server.assert_script_done()  # exactly the scripted requests: no more, no fewer
-        posts = [e for e in server.journal.requests() if e.method == "POST"]
+        posts = [e for e in server.journal.requests() if e.method in ("POST", "WS")]
     assert result.status == "final", result
     assert result.text == FINAL
     assert effect.state is S.DELIVERED
