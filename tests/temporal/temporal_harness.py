@@ -26,26 +26,26 @@ def require_temporal() -> None:
     pytest.skip(reason)
 
 
-def spawn_workers(*argv: list[str]) -> list[subprocess.Popen[bytes]]:
-    """Worker processes (tests/temporal/worker_child.py), started side by side; returns
-    once each polls its queue."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "tests.temporal.worker_child", *args],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        for args in argv
-    ]
-    for proc in procs:
+def spawn_workers(
+    module: str, logs: Path, *argv: list[str], env: dict[str, str] | None = None
+) -> list[subprocess.Popen[bytes]]:
+    """Worker processes (``python -m module ARGS``), started side by side, each logging
+    to ``logs/worker-N.log`` (a pipe nobody reads could fill and block one); returns once
+    each says it polls its queue."""
+    env = {**(env or os.environ), "PYTHONPATH": os.pathsep.join(sys.path)}
+    procs = []
+    for n, args in enumerate(argv):
+        with open(logs / f"worker-{n}.log", "wb") as log:
+            procs.append(
+                subprocess.Popen([sys.executable, "-m", module, *args], cwd=ROOT, env=env,
+                                 stdout=subprocess.PIPE, stderr=log)  # fmt: skip
+            )
+    for n, proc in enumerate(procs):
         line = proc.stdout.readline() if proc.stdout else b""
         if line.strip() != b"ready":
             for p in procs:
                 stop(p)
-            err = proc.stderr.read().decode()[-3000:] if proc.stderr else ""
+            err = (logs / f"worker-{n}.log").read_text(errors="replace")[-3000:]
             raise AssertionError(f"worker did not start: {line!r} {err}")
     return procs
 
@@ -55,7 +55,6 @@ def stop(proc: subprocess.Popen[bytes]) -> int:
     if proc.poll() is None:
         proc.kill()
     proc.wait(timeout=30)
-    for stream in (proc.stdout, proc.stderr):
-        if stream is not None:
-            stream.close()
+    if proc.stdout is not None:
+        proc.stdout.close()
     return proc.returncode

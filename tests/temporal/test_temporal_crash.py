@@ -102,6 +102,8 @@ async def _run_cell(point: str, tool: str, url: str, tmp_path: Path) -> tuple[An
     ) as server:  # fmt: skip
         address = env.client.service_client.config.target_host
         workers = spawn_workers(
+            "tests.temporal.worker_child",
+            tmp_path,
             *(
                 [address, queue, url, str(remote), server.openai_base_url, point, str(marker),
                  f"w{i}", str(LEASE)]  # fmt: skip

@@ -15,6 +15,7 @@ turn, is the same effect, and the ledger decides by the tool's class whether it 
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -82,7 +83,7 @@ class ToolGuard:
         self._url, self._schema, self._scope = ledger_url, schema, scope
         self._worker = worker_id
         self._lease = float(lease_seconds)
-        self._takes_ctx = "ctx" in getattr(fn, "__code__", fn.__call__.__code__).co_varnames
+        self._takes_ctx = "ctx" in inspect.signature(fn).parameters
         self.tool = Tool(self.name, self._run, effect=effect, verify=verify,
                          business_key=lambda a: str(business_key(a)))  # fmt: skip
 
@@ -159,10 +160,18 @@ def guarded(ledger_url: str, **options: Any) -> Callable[[F], F]:
     def wrap(fn: F) -> F:
         guard = ToolGuard(ledger_url, fn, **options)
 
-        @functools.wraps(fn)
-        def call(**arguments: Any) -> Any:
-            return guard(**arguments)
+        # The framework's view: the tool's own parameters, without callgate's ``ctx``.
+        full = inspect.signature(fn)
+        signature = full.replace(parameters=[p for n, p in full.parameters.items() if n != "ctx"])
 
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            return guard(**bound.arguments)
+
+        call.__signature__ = signature  # type: ignore[attr-defined]
+        call.__annotations__ = {k: v for k, v in fn.__annotations__.items() if k != "ctx"}
         call.guard = guard  # type: ignore[attr-defined]
         return call  # type: ignore[return-value]
 
