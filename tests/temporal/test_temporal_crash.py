@@ -98,24 +98,36 @@ async def _run_cell(point: str, tool: str, url: str, tmp_path: Path) -> tuple[An
     remote, marker = tmp_path / "remote.log", tmp_path / "killed"
     asks, answers = expected_posts(point, VARIANT)
     run_id, queue = f"run-{uuid.uuid4().hex[:12]}", f"q-{uuid.uuid4().hex[:8]}"
-    async with await start_dev_server() as env, MockServer(
-        _script(VARIANT, tool, asks, answers)
-    ) as server:  # fmt: skip
+    async with (
+        await start_dev_server() as env,
+        MockServer(_script(VARIANT, tool, asks, answers)) as server,
+    ):
         address = env.client.service_client.config.target_host
         workers = spawn_workers(
             "tests.temporal.worker_child",
             tmp_path,
             *(
-                [address, queue, url, str(remote), server.openai_base_url, point, str(marker),
-                 f"w{i}", str(LEASE)]  # fmt: skip
+                [
+                    address,
+                    queue,
+                    url,
+                    str(remote),
+                    server.openai_base_url,
+                    point,
+                    str(marker),
+                    f"w{i}",
+                    str(LEASE),
+                ]
                 for i in range(2)
-            )
+            ),
         )
         try:
             handle = await env.client.start_workflow(
                 CallgateRun.run,
-                args=[RunInput(run_id, "Do it."), Timing(heartbeat=LEASE, retry_initial=0.2,
-                                                          retry_max=1.0)],  # fmt: skip
+                args=[
+                    RunInput(run_id, "Do it."),
+                    Timing(heartbeat=LEASE, retry_initial=0.2, retry_max=1.0),
+                ],
                 id=run_id,
                 task_queue=queue,
             )

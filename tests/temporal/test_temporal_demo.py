@@ -16,6 +16,7 @@ def test_the_temporal_demo_kills_a_worker_and_refunds_once() -> None:
     assert asyncio.run(demo.main(lines.append)) == 0, lines
     assert "killed mid-refund by SIGKILL: worker-" in "\n".join(lines)
     assert "the bank applied the refund 1 time(s)" in lines
-    assert any("refund (verifiable)" in line and "lose -> verify -> applied" in line
-               for line in lines)  # fmt: skip
+    assert any(
+        "refund (verifiable)" in line and "lose -> verify -> applied" in line for line in lines
+    )
     assert lines[-1] == "OK: the side effect happened once"

@@ -33,8 +33,11 @@ async def _run(tmp_path: Path) -> tuple[str, list[int], list[str]]:
     script = (
         ScriptBuilder()
         .turn("openai_responses", calls=[call("refund", order_id=42)])
-        .turn("openai_responses", text="Refunded order 42.",
-              expect={"function_results": [{"name": "refund"}]})  # fmt: skip
+        .turn(
+            "openai_responses",
+            text="Refunded order 42.",
+            expect={"function_results": [{"name": "refund"}]},
+        )
         .build()
     )
     queue = f"pai-{uuid.uuid4().hex[:8]}"
@@ -54,9 +57,12 @@ async def _run(tmp_path: Path) -> tuple[str, list[int], list[str]]:
             client = await Client.connect(address, plugins=[PydanticAIPlugin()])
             answer: str = await asyncio.wait_for(
                 client.execute_workflow(
-                    "pai-refund", "Refund order 42.", id=f"pai-{queue}", task_queue=queue,
+                    "pai-refund",
+                    "Refund order 42.",
+                    id=f"pai-{queue}",
+                    task_queue=queue,
                     result_type=str,
-                ),  # fmt: skip
+                ),
                 timeout=120,
             )
         finally:
@@ -79,6 +85,7 @@ def test_a_guarded_pydantic_ai_tool_applies_once_across_a_worker_sigkill(tmp_pat
         (effect,) = ledger.effects(run_id)
         events = [e.event for e in ledger.audit(effect.effect_id)]
     assert effect.state is EffectState.COMMITTED
-    assert effect.result is not None and effect.result.output["verified"] is True
+    assert effect.result is not None
+    assert effect.result.output["verified"] is True
     assert events.count("claim") == 1  # the retried activity never ran the tool again
     assert lines == [effect.idempotency_token]

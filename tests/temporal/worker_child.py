@@ -37,16 +37,30 @@ def _killer(kill_at: str, marker: str):  # type: ignore[no-untyped-def]
     return kill
 
 
-async def main(address: str, queue: str, url: str, remote: str, base_url: str, kill_at: str,
-               marker: str, worker_id: str, lease: str) -> None:  # fmt: skip
+async def main(
+    address: str,
+    queue: str,
+    url: str,
+    remote: str,
+    base_url: str,
+    kill_at: str,
+    marker: str,
+    worker_id: str,
+    lease: str,
+) -> None:
     kill = _killer(kill_at, marker)
     # after_sent: the tool applied the effect at the remote, then the worker dies.
     tools = _killing_tools(crash_tools(Path(remote)), kill)
     acts = CallgateActivities(
         url,
         tools=[ToolSpec(t) for t in tools],
-        loop={"protocol": "openai_responses", "base_url": base_url, "api_key": "crash",
-              "model": "model-x", "retry_backoff": 0.0},  # fmt: skip
+        loop={
+            "protocol": "openai_responses",
+            "base_url": base_url,
+            "api_key": "crash",
+            "model": "model-x",
+            "retry_backoff": 0.0,
+        },
         worker_id=worker_id,
         lease_seconds=float(lease),
         fault=kill,
@@ -54,8 +68,9 @@ async def main(address: str, queue: str, url: str, remote: str, base_url: str, k
     client = await Client.connect(address)
     # A workflow task cached on a dead worker moves to another after this timeout.
     sticky = timedelta(seconds=1)
-    async with new_worker(client, acts, task_queue=queue,
-                          sticky_queue_schedule_to_start_timeout=sticky):  # fmt: skip
+    async with new_worker(
+        client, acts, task_queue=queue, sticky_queue_schedule_to_start_timeout=sticky
+    ):
         print("ready", flush=True)
         await asyncio.Event().wait()
 
@@ -69,8 +84,13 @@ def _killing_tools(tools, kill):  # type: ignore[no-untyped-def]
             kill("after_sent")
             return out
 
-        return Tool(tool.name, run, effect=tool.effect, verify=tool.verify,
-                    requires_approval=tool.requires_approval)  # fmt: skip
+        return Tool(
+            tool.name,
+            run,
+            effect=tool.effect,
+            verify=tool.verify,
+            requires_approval=tool.requires_approval,
+        )
 
     return [wrap(t) if t.name != "local" else t for t in tools]
 

@@ -83,14 +83,22 @@ class CallgateActivities:
 
     def all(self) -> list[Callable[..., Any]]:
         """The activity functions, for ``Worker(activities=...)``."""
-        return [self.model_turn, self.continue_run, self.run_effect, self.effect_status,
-                self.decide]  # fmt: skip
+        return [
+            self.model_turn,
+            self.continue_run,
+            self.run_effect,
+            self.effect_status,
+            self.decide,
+        ]
 
     def open(self) -> Ledger:
         return open_ledger(
-            self._url, tools=self._tools, scope=self._scope, schema=self._schema,
+            self._url,
+            tools=self._tools,
+            scope=self._scope,
+            schema=self._schema,
             fault=self._fault,
-        )  # fmt: skip
+        )
 
     def _step_loop(self, ledger: Ledger) -> StepLoop:
         return StepLoop(
@@ -251,5 +259,3 @@ def _busy(step: Step, lease_seconds: float) -> Step:
 
 def _ref(effect: EffectRecord) -> EffectRef:
     return EffectRef(effect.effect_id, effect.effect_class.value, effect.state.value)
-
-

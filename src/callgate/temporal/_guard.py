@@ -84,8 +84,13 @@ class ToolGuard:
         self._worker = worker_id
         self._lease = float(lease_seconds)
         self._takes_ctx = "ctx" in inspect.signature(fn).parameters
-        self.tool = Tool(self.name, self._run, effect=effect, verify=verify,
-                         business_key=lambda a: str(business_key(a)))  # fmt: skip
+        self.tool = Tool(
+            self.name,
+            self._run,
+            effect=effect,
+            verify=verify,
+            business_key=lambda a: str(business_key(a)),
+        )
 
     def _run(self, arguments: Any, ctx: ToolContext) -> Any:
         if self._takes_ctx:
@@ -94,21 +99,24 @@ class ToolGuard:
 
     def key(self, arguments: dict[str, Any]) -> str:
         """The ledger run that stands for this intent: business key + argument digest."""
-        digest = canonical_digest({"tool": self.name, "key": self._key(arguments),
-                                   "args": arguments})  # fmt: skip
+        digest = canonical_digest(
+            {"tool": self.name, "key": self._key(arguments), "args": arguments}
+        )
         return f"guard-{digest[:40]}"
 
     def __call__(self, **arguments: Any) -> Any:
         """Run the call through the ledger; return the tool's (recorded) result."""
-        with open_ledger(self._url, tools=[self.tool], schema=self._schema,
-                         scope=self._scope) as ledger:  # fmt: skip
+        with open_ledger(
+            self._url, tools=[self.tool], schema=self._schema, scope=self._scope
+        ) as ledger:
             effect = self._record(ledger, arguments)
             effect = self._advance(ledger, effect)
         if effect.state in (EffectState.COMMITTED, EffectState.DELIVERED):
             return effect.result.output if effect.result is not None else None
         if effect.state is EffectState.FAILED and effect.result is not None:
-            raise GuardError(str(effect.result.output), effect_id=effect.effect_id,
-                             state=effect.state.value)  # fmt: skip
+            raise GuardError(
+                str(effect.result.output), effect_id=effect.effect_id, state=effect.state.value
+            )
         raise GuardError(
             f"tool {self.name!r} may not run: its effect {effect.effect_id} is "
             f"{effect.state.value}" + (f" ({effect.result.output})" if effect.result else ""),
@@ -130,8 +138,13 @@ class ToolGuard:
             if found:
                 return found[0]
             turn_id = f"{run_id}-turn"
-            req = ledger.record_request(run_id, provider="guard", request_digest=run_id,
-                                        body={"tool": self.name}, lease=lease)  # fmt: skip
+            req = ledger.record_request(
+                run_id,
+                provider="guard",
+                request_digest=run_id,
+                body={"tool": self.name},
+                lease=lease,
+            )
             ledger.mark_sent(req.request_id, lease=lease)
             ledger.identify(req.request_id, turn_id, lease=lease)
             call = CallInput(run_id, self.name, arguments)
@@ -148,8 +161,9 @@ class ToolGuard:
         if effect.state is EffectState.UNKNOWN and effect.effect_class is EffectClass.VERIFIABLE:
             effect = ledger.verify(effect.effect_id, worker_id=self._worker)
         if effect.state is EffectState.READY:
-            effect = ledger.execute(effect.effect_id, worker_id=self._worker,
-                                    lease_seconds=self._lease)  # fmt: skip
+            effect = ledger.execute(
+                effect.effect_id, worker_id=self._worker, lease_seconds=self._lease
+            )
         return effect
 
 
@@ -176,5 +190,3 @@ def guarded(ledger_url: str, **options: Any) -> Callable[[F], F]:
         return call  # type: ignore[return-value]
 
     return wrap
-
-

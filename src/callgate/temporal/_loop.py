@@ -24,6 +24,9 @@ class StepLoop(HostLoop):
     (``effects``) or the run ends; ``continue_run(run_id, turn_seq)``: record the
     continuation carrying that turn's stored results (R4), or say what it waits for."""
 
+    def __enter__(self) -> StepLoop:
+        return self
+
     def model_turn(self, run_id: str, request: Any) -> LoopResult:
         if not self._ledger.requests(run_id):
             return self.run(run_id, request)
@@ -62,8 +65,6 @@ class StepLoop(HostLoop):
 
 def step_of(result: LoopResult) -> Step:
     """The loop's result as the workflow sees it (JSON-safe)."""
-    effects = [
-        EffectRef(e.effect_id, e.effect_class.value, e.state.value) for e in result.pending
-    ]
+    effects = [EffectRef(e.effect_id, e.effect_class.value, e.state.value) for e in result.pending]
     seq = max((e.turn_seq for e in result.pending), default=result.turns)
     return Step(result.status, seq, effects, result.text, result.detail)

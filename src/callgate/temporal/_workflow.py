@@ -74,7 +74,9 @@ class CallgateRun:
                 "callgate.continue_run",
                 args=[inp.run_id, step.turn_seq],
                 result_type=Step,
-                **self._options(self._timing.model_turn),
+                start_to_close_timeout=timedelta(seconds=self._timing.model_turn),
+                heartbeat_timeout=self._heartbeat(),
+                retry_policy=self._retry(),
             )
             if step.status != "continued":
                 break
@@ -82,13 +84,20 @@ class CallgateRun:
         return RunOutcome(step.status, step.text, step.detail, turns, self._decisions)
 
     async def _model(self, inp: RunInput) -> Step:
-        return await workflow.execute_activity(
-            "callgate.model_turn", inp, result_type=Step, **self._options(self._timing.model_turn)
+        step: Step = await workflow.execute_activity(
+            "callgate.model_turn",
+            inp,
+            result_type=Step,
+            start_to_close_timeout=timedelta(seconds=self._timing.model_turn),
+            heartbeat_timeout=self._heartbeat(),
+            retry_policy=self._retry(),
         )
+        return step
 
     async def _effect(self, ref: EffectRef) -> None:
         attempt = 0
         while True:
+            seen = self._decided.get(ref.effect_id, 0)  # decisions made from here on count
             try:
                 ref = await workflow.execute_activity(
                     "callgate.run_effect",
@@ -104,39 +113,54 @@ class CallgateRun:
                     "callgate.effect_status",
                     ref.effect_id,
                     result_type=EffectRef,
-                    **self._options(self._timing.model_turn),
+                    start_to_close_timeout=timedelta(seconds=self._timing.model_turn),
+                    heartbeat_timeout=self._heartbeat(),
+                    retry_policy=self._retry(),
                 )
             attempt += 1
             if ref.state in SETTLED:
                 return
             if ref.state in DECIDE:
-                seen = self._decided.get(ref.effect_id, 0)
-                self._waiting[ref.effect_id] = ref
-                await workflow.wait_condition(lambda: self._decided.get(ref.effect_id, 0) > seen)
-                self._waiting.pop(ref.effect_id, None)
+                await self._decision(ref, seen)
 
-    def _options(self, seconds: float) -> dict[str, object]:
+    async def _decision(self, ref: EffectRef, seen: int) -> None:
+        """Wait until a decision on this effect was applied after ``seen`` ones."""
+        effect_id = ref.effect_id
+        self._waiting[effect_id] = ref
+        await workflow.wait_condition(lambda: self._decided.get(effect_id, 0) > seen)
+        self._waiting.pop(effect_id, None)
+
+    def _heartbeat(self) -> timedelta:
+        return timedelta(seconds=self._timing.heartbeat)
+
+    def _retry(self) -> RetryPolicy:
         t = self._timing
-        return {
-            "start_to_close_timeout": timedelta(seconds=seconds),
-            "heartbeat_timeout": timedelta(seconds=t.heartbeat),
-            "retry_policy": RetryPolicy(
-                initial_interval=timedelta(seconds=t.retry_initial),
-                maximum_interval=timedelta(seconds=t.retry_max),
-                non_retryable_error_types=_FINAL_ERRORS,
-            ),
-        }
+        return RetryPolicy(
+            initial_interval=timedelta(seconds=t.retry_initial),
+            maximum_interval=timedelta(seconds=t.retry_max),
+            non_retryable_error_types=_FINAL_ERRORS,
+        )
 
     @workflow.update
     async def decide(self, decision: Decision) -> EffectRef:
         """A person's decision (approve, deny, resolve) on a waiting effect, applied by the
         ledger; the ledger's refusal (stale version, wrong state) fails the update."""
-        ref = await workflow.execute_activity(
-            "callgate.decide", decision, result_type=EffectRef, **self._options(60.0)
+        ref: EffectRef = await workflow.execute_activity(
+            "callgate.decide",
+            decision,
+            result_type=EffectRef,
+            start_to_close_timeout=timedelta(seconds=60),
+            retry_policy=self._retry(),
         )
         self._decisions += 1
-        self._decided[decision.effect_id] = self._decided.get(decision.effect_id, 0) + 1
+        self.decided(decision.effect_id)
         return ref
+
+    @workflow.signal
+    def decided(self, effect_id: str) -> None:
+        """A decision on ``effect_id`` was made outside the workflow (``callgate ledger
+        approve|deny|resolve``): look at the effect again."""
+        self._decided[effect_id] = self._decided.get(effect_id, 0) + 1
 
     @workflow.query
     def waiting(self) -> list[EffectRef]:

