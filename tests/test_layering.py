@@ -7,7 +7,8 @@ The allow-matrix (rows import columns):
     rooms       kernel                 (never another room, never an upper floor)
     ledger      kernel, psycopg lazily (never a room, loop, mock, recording)
     loop        kernel, rooms' public packages, ledger
-    temporal    kernel, ledger, loop, temporalio (the `temporal` extra; nothing imports it)
+    temporal    kernel, ledger, loop, temporalio (the `temporal` extra; nothing imports it);
+                mock too, for its demo
     recording   kernel, rooms' public packages
     mock        kernel, rooms' and recording's public packages; a room's _render only from
                 mock/_providers/
@@ -48,7 +49,7 @@ ALLOWED: dict[str, set[str]] = {
     "loop": KERNEL | ROOMS | {"ledger"},
     "recording": KERNEL | ROOMS,
     "mock": KERNEL | ROOMS | {"recording"},
-    "temporal": KERNEL | {"ledger", "loop"},
+    "temporal": KERNEL | {"ledger", "loop", "mock"},
 }
 # The ledger's PostgreSQL store imports psycopg lazily, inside the store (the `postgres` extra).
 LEDGER_EXTRAS = {"psycopg"}
