@@ -19,8 +19,6 @@
 
 from __future__ import annotations
 
-import contextvars
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
@@ -33,13 +31,13 @@ from ..ledger import (
     EffectClass,
     EffectRecord,
     EffectState,
-    FencedError,
     Ledger,
     Tool,
     open_ledger,
 )
 from ..loop import ToolSpec
 from ._loop import StepLoop, step_of
+from ._pulse import Pulse
 from ._types import DECIDE, Decision, EffectRef, RunInput, Step
 
 __all__ = ["CallgateActivities"]
@@ -113,12 +111,12 @@ class CallgateActivities:
 
     @activity.defn(name="callgate.model_turn")
     def model_turn(self, inp: RunInput) -> Step:
-        with self.open() as ledger, self._step_loop(ledger) as loop, _Pulse(self._lease):
+        with self.open() as ledger, self._step_loop(ledger) as loop, Pulse(self._lease):
             return _busy(step_of(loop.model_turn(inp.run_id, inp.request)), self._lease)
 
     @activity.defn(name="callgate.continue_run")
     def continue_run(self, run_id: str, turn_seq: int) -> Step:
-        with self.open() as ledger, self._step_loop(ledger) as loop, _Pulse(self._lease):
+        with self.open() as ledger, self._step_loop(ledger) as loop, Pulse(self._lease):
             return _busy(step_of(loop.continue_run(run_id, turn_seq)), self._lease)
 
     # -- effects ----------------------------------------------------------------------
@@ -168,7 +166,7 @@ class CallgateActivities:
         claim = ledger.claim(effect.effect_id, worker_id=self._worker, lease_seconds=self._lease)
         if claim is None:  # another attempt took it between our read and our claim
             return self._recovered(ledger, effect.effect_id)
-        with _Pulse(self._lease, ledger, claim):
+        with Pulse(self._lease, ledger, claim):
             return ledger.run_claim(claim, tool)
 
     # -- decisions --------------------------------------------------------------------
@@ -195,54 +193,6 @@ class CallgateActivities:
                     f"unknown decision kind {decision.kind!r}", non_retryable=True
                 )
             return _ref(ledger.effect(decision.effect_id))
-
-
-class _Pulse:
-    """Heartbeats to Temporal every third of ``lease_seconds`` while a block runs, from a
-    thread (a tool or a model stream may block the activity's own thread for long).
-
-    With a ``claim``, each beat first renews the claim's ledger lease (over a connection
-    of its own) and carries the claim's epoch; a renewal the ledger fences (the attempt
-    was recovered) stops the beat, and the attempt's settle is fenced the same way."""
-
-    def __init__(self, lease_seconds: float, ledger: Ledger | None = None, claim: Any = None):
-        self._ledger = ledger
-        self._claim = claim
-        self._every = lease_seconds / 3
-        self._lease = lease_seconds
-        self._stop = threading.Event()
-        ctx = contextvars.copy_context()  # activity.heartbeat needs the activity's context
-        self._thread = threading.Thread(target=ctx.run, args=(self._beat,), daemon=True)
-
-    def _details(self) -> dict[str, Any]:
-        if self._claim is None:
-            return {}
-        return {"effect_id": self._claim.effect_id, "epoch": self._claim.epoch}
-
-    def __enter__(self) -> None:
-        activity.heartbeat(self._details())
-        self._thread.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _beat(self) -> None:
-        handle: Ledger | None = None
-        try:
-            while not self._stop.wait(self._every):
-                if self._ledger is not None and self._claim is not None:
-                    try:
-                        handle = handle or self._ledger.reopen()
-                        handle.heartbeat(self._claim, lease_seconds=self._lease)
-                    except FencedError:
-                        return
-                    except Exception:  # noqa: S112 - the database is away: the next beat retries
-                        continue
-                activity.heartbeat(self._details())
-        finally:
-            if handle is not None:
-                handle.close()
 
 
 def _busy(step: Step, lease_seconds: float) -> Step:

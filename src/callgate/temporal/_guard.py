@@ -33,6 +33,7 @@ from ..ledger import (
     TurnInput,
     open_ledger,
 )
+from ._pulse import Pulse
 
 __all__ = ["GuardError", "ToolGuard", "guarded"]
 
@@ -161,9 +162,13 @@ class ToolGuard:
         if effect.state is EffectState.UNKNOWN and effect.effect_class is EffectClass.VERIFIABLE:
             effect = ledger.verify(effect.effect_id, worker_id=self._worker)
         if effect.state is EffectState.READY:
-            effect = ledger.execute(
+            claim = ledger.claim(
                 effect.effect_id, worker_id=self._worker, lease_seconds=self._lease
             )
+            if claim is None:  # another attempt claimed it first
+                return ledger.effect(effect.effect_id)
+            with Pulse(self._lease, ledger, claim):  # a tool may outlast the lease
+                return ledger.run_claim(claim, self.tool)
         return effect
 
 
