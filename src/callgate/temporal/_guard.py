@@ -167,7 +167,7 @@ class ToolGuard:
             )
             if claim is None:  # another attempt claimed it first
                 return ledger.effect(effect.effect_id)
-            with Pulse(self._lease, ledger, claim):  # a tool may outlast the lease
+            with Pulse(self._lease, ledger, claim, temporal=False):  # a tool may outlast the lease
                 return ledger.run_claim(claim, self.tool)
         return effect
 

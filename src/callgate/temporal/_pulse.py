@@ -20,11 +20,22 @@ class Pulse:
 
     With a ``claim``, each beat first renews the claim's ledger lease (over a connection
     of its own) and carries the claim's epoch; a renewal the ledger fences (the attempt
-    was recovered) stops the beat, and the attempt's settle is fenced the same way."""
+    was recovered) stops the beat, and the attempt's settle is fenced the same way.
+    ``temporal=False`` only renews the claim: for a tool that a framework's async
+    activity runs on a thread of its own (the framework heartbeats; a heartbeat from
+    that thread cannot reach the activity's event loop)."""
 
-    def __init__(self, lease_seconds: float, ledger: Ledger | None = None, claim: Any = None):
+    def __init__(
+        self,
+        lease_seconds: float,
+        ledger: Ledger | None = None,
+        claim: Any = None,
+        *,
+        temporal: bool = True,
+    ) -> None:
         self._ledger = ledger
         self._claim = claim
+        self._temporal = temporal
         self._every = lease_seconds / 3
         self._lease = lease_seconds
         self._stop = threading.Event()
@@ -37,7 +48,7 @@ class Pulse:
         return {"effect_id": self._claim.effect_id, "epoch": self._claim.epoch}
 
     def _tell_temporal(self) -> None:
-        if activity.in_activity():
+        if self._temporal and activity.in_activity():
             activity.heartbeat(self._details())
 
     def __enter__(self) -> None:
