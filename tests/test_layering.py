@@ -7,6 +7,8 @@ The allow-matrix (rows import columns):
     rooms       kernel                 (never another room, never an upper floor)
     ledger      kernel, psycopg lazily (never a room, loop, mock, recording)
     loop        kernel, rooms' public packages, ledger
+    temporal    kernel, ledger, loop, temporalio (the `temporal` extra; nothing imports it);
+                mock too, for its demo
     recording   kernel, rooms' public packages
     mock        kernel, rooms' and recording's public packages; a room's _render only from
                 mock/_providers/
@@ -47,6 +49,7 @@ ALLOWED: dict[str, set[str]] = {
     "loop": KERNEL | ROOMS | {"ledger"},
     "recording": KERNEL | ROOMS,
     "mock": KERNEL | ROOMS | {"recording"},
+    "temporal": KERNEL | {"ledger", "loop", "mock"},
 }
 # The ledger's PostgreSQL store imports psycopg lazily, inside the store (the `postgres` extra).
 LEDGER_EXTRAS = {"psycopg"}
@@ -54,6 +57,7 @@ LEDGER_EXTRAS = {"psycopg"}
 EXTRAS = {"starlette", "uvicorn", "uvloop", "httpx", "httpx2", "psycopg", "anyio", "pytest"}
 EXTRAS |= {"httptools"}  # the mock's HTTP/1.1 connection (mock._http1)
 EXTRAS |= {"websockets"}  # the host loop's WebSocket transport (loop._socket)
+EXTRAS |= {"temporalio"}  # callgate.temporal (the `temporal` extra)
 
 
 def _modules() -> list[Path]:
@@ -303,3 +307,13 @@ def test_the_package_root_holds_only_the_kernel() -> None:
     """An upper floor's module (a command, a demo scenario) goes in its subpackage."""
     strays = {p.name for p in SRC.glob("*.py")} - {f"{m}.py" for m in KERNEL | {"__main__"}}
     assert not strays, f"not kernel modules, at the package root: {sorted(strays)}"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=IDS)
+def test_nothing_outside_callgate_temporal_imports_it(path: Path) -> None:
+    if _top_part(path) == "temporal":
+        return
+    for name, line in _imports(path):
+        parts = _callgate_parts(name)
+        assert parts[:1] != ["temporal"], f"{path.name}:{line} imports {name}"
+        assert name.split(".")[0] != "temporalio", f"{path.name}:{line} imports {name}"
