@@ -222,6 +222,7 @@ def run_matrix(
             record = {
                 "framework": framework,
                 "version": version,
+                "date": time.strftime("%Y-%m-%d"),
                 "scenario": name,
                 "stream": stream,
                 "final": None if final is None else str(final)[:120],
