@@ -13,7 +13,8 @@ three deliberate deviations, all of them in the direction of failing closed:
 The decoder never buffers more than one partial line (at most ``max_line_bytes``) plus the
 data of the current event (at most ``max_event_bytes``). Complete lines are decoded and
 split per ``feed()`` call with C-level ``bytes``/``str`` operations; Python code runs once
-per line, never once per byte.
+per line, never once per byte, and not even that for a run of one-line ``data:`` events
+(``_framing.data_payloads``). :meth:`SSEDecoder.feed_data` gives only the events' data.
 """
 
 from __future__ import annotations
@@ -262,44 +263,32 @@ class SSEDecoder:
         open_event = self._parts or self._dirty
         first = block.find(b"\n\n") + 2 if open_event else 0  # finish it line by line
         last = block.rfind(b"\n\n") + 2
-        if has_cr or (open_event and first < 2) or last <= first:
-            return self._interpret(block, block_start, has_cr, as_data)
-        payloads = data_payloads(block[first:last], self._limits.max_event_bytes)
+        payloads = None
+        if not has_cr and (first >= 2 or not open_event) and last > first:
+            payloads = data_payloads(block[first:last], self._limits.max_event_bytes)
         if payloads is None:
             return self._interpret(block, block_start, has_cr, as_data)
         before = self._events
         try:
-            return self._fast(block, block_start, first, last, payloads, as_data)
+            out = self._interpret(block[:first], block_start, False, as_data) if first else []
+            if self._events + len(payloads) > self._limits.max_events_per_stream:  # raises there
+                return out + self._interpret(block[first:], block_start + first, False, as_data)
+            self._events += len(payloads)
+            if as_data:
+                out += payloads
+            else:
+                for data in payloads:
+                    ev = _new_event(ServerSentEvent)
+                    _set_event(ev, None)
+                    _set_data(ev, data)
+                    _set_id(ev, self._last_id)
+                    _set_retry(ev, None)
+                    out.append(ev)
+            if last < len(block):
+                out += self._interpret(block[last:], block_start + last, False, as_data)
         except BaseException:
             self._events = before  # as in one _interpret: nothing of a failed block counts
             raise
-
-    def _fast(
-        self,
-        block: bytes,
-        block_start: int,
-        first: int,
-        last: int,
-        payloads: list[str],
-        as_data: bool,
-    ) -> list[Any]:
-        out = self._interpret(block[:first], block_start, False, as_data) if first else []
-        if self._events + len(payloads) > self._limits.max_events_per_stream:  # raises there
-            return out + self._interpret(block[first:], block_start + first, False, as_data)
-        self._events += len(payloads)
-        if as_data:
-            out += payloads
-        else:
-            last_id = self._last_id
-            for data in payloads:
-                ev = _new_event(ServerSentEvent)
-                _set_event(ev, None)
-                _set_data(ev, data)
-                _set_id(ev, last_id)
-                _set_retry(ev, None)
-                out.append(ev)
-        if last < len(block):
-            out += self._interpret(block[last:], block_start + last, False, as_data)
         return out
 
     def _interpret(self, block: bytes, block_start: int, has_cr: bool, as_data: bool) -> list[Any]:
