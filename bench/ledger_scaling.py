@@ -31,6 +31,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.parse
@@ -63,6 +64,24 @@ def _machine() -> tuple[float, float]:
     values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
     idle = values[3] + values[4]
     return (sum(values[:8]) - idle) / TICK, idle / TICK
+
+
+def fsync_ms(seconds: float = 1.0) -> float:
+    """Milliseconds per synced 4 KiB page rewrite in a preallocated file in the temporary
+    directory (as a WAL flush sees the disk; the same device as the server's data here)."""
+    fd, name = tempfile.mkstemp(prefix="fsync-probe-")
+    try:
+        os.write(fd, b"\0" * (1 << 20))
+        os.fsync(fd)
+        count, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            os.pwrite(fd, b"x" * 4096, (count % 256) * 4096)
+            os.fdatasync(fd)
+            count += 1
+        return (time.perf_counter() - start) * 1000 / count
+    finally:
+        os.close(fd)
+        os.unlink(name)
 
 
 def _counting(ledger: Any) -> dict[str, int]:
@@ -232,6 +251,7 @@ def cell(dbname: str, workers: int, calls: int, path: str) -> dict[str, Any]:
         "ours": (worker_cpu + backend_cpu) / (busy + idle),
         "waits": dict(sampler.seen),
         "load": os.getloadavg()[0],
+        "fsync_ms": fsync_ms(),
     }
 
 
@@ -279,6 +299,7 @@ def report(rounds: list[list[dict[str, Any]]], label: str = "") -> None:
             f" | {med('machine_busy'):.0%} | {med('ours'):.0%}"
             f" | {sum(c['duplicates'] for c in cells)}/{sum(c['missing'] for c in cells)} |"
         )  # fmt: skip
+    _model(rounds)
     print("backend wait samples (all rounds; share of samples per worker count):")
     for i, first in enumerate(rounds[0]):
         total: Counter[str] = Counter()
@@ -287,6 +308,36 @@ def report(rounds: list[list[dict[str, Any]]], label: str = "") -> None:
         n = sum(total.values()) or 1
         top = ", ".join(f"{k} {v / n:.0%}" for k, v in total.most_common(6))
         print(f"  {first['workers']} worker(s): {top}")
+
+
+def _model(rounds: list[list[dict[str, Any]]]) -> None:
+    """Where one worker's call goes, and what more cores would give (medians)."""
+    one = [r[0] for r in rounds]
+    top = [r[-1] for r in rounds]
+
+    def med(cells: list[dict[str, Any]], key: str) -> float:
+        return statistics.median(c[key] for c in cells)
+
+    cpu1 = med(one, "worker_ms") + med(one, "backend_ms")
+    cpu_n = med(top, "worker_ms") + med(top, "backend_ms")
+    wall1 = statistics.median(1000 / c["rate"] for c in one)
+    commits, fsync = med(one, "transactions"), med(one, "fsync_ms")
+    quiet1 = 1000 / (cpu1 + commits * fsync)
+    print(
+        f"model: 1 worker {wall1:.1f} ms/call = CPU {cpu1:.2f} (worker + backend) + "
+        f"{wall1 - cpu1:.1f} waiting (WAL fsync, the CPU run queue); {commits:.0f} commits x "
+        f"{fsync:.2f} ms/fsync (probe) = {commits * fsync:.1f} ms. Quiet machine, 1 worker: "
+        f"1 / (CPU + commits x fsync) = {quiet1:.0f} calls/s. With {top[0]['workers']} "
+        f"workers the CPU per call is {cpu_n:.2f} ms; all of P cores give at most P / CPU:"
+    )
+    for cores in (2, 4, 8, 16):
+        ceiling = cores * 1000 / cpu_n
+        n = top[0]["workers"]
+        bound = min(n * quiet1, ceiling)
+        print(
+            f"  {cores} cores: CPU ceiling {ceiling:.0f} calls/s; {n} workers "
+            f"<= {bound:.0f} calls/s = {bound / quiet1:.1f}x one worker"
+        )
 
 
 def main() -> None:

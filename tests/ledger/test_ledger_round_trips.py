@@ -78,7 +78,7 @@ def test_per_call_statements_on_postgres(
     pg_schema_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """record_request, record_turn, claim_next, run_claim for a one-call turn: four
-    transactions (four commits: R5, R1, the claim, the result) and 13 statements."""
+    transactions (four commits: R5, R1, the claim, the result) and 12 statements."""
     with open_ledger(pg_schema_url, tools=_tools()) as ledger:
         ledger.open_run("run")
         counts = {"statements": 0, "transactions": 0}
@@ -103,4 +103,29 @@ def test_per_call_statements_on_postgres(
         claim = ledger.claim_next(worker_id="w")
         assert claim is not None
         assert ledger.run_claim(claim, ledger.tool("amo")).state.value == "committed"  # type: ignore[arg-type]
-        assert counts == {"statements": 13, "transactions": 4}
+        assert counts == {"statements": 12, "transactions": 4}
+
+
+def test_record_turn_holds_the_run_lock(pg_schema_url: str) -> None:
+    """record_turn takes the run's advisory lock inside its request read: while another
+    transaction holds that lock (as record_request does), record_turn waits for it."""
+    import threading
+
+    with open_ledger(pg_schema_url, tools=_tools()) as ledger, ledger.reopen() as other:
+        ledger.open_run("run")
+        req = ledger.record_request("run", provider="p", request_digest="r", sent=True)
+        turn = TurnInput("p", "t1", "d", {}, [CallInput("a", "amo", {"n": 1})])
+        done = threading.Event()
+
+        def record() -> None:
+            other.record_turn(req.request_id, turn)
+            done.set()
+
+        with ledger.transaction() as tx:
+            tx.lock_run(ledger._run_key("run"))
+            worker = threading.Thread(target=record)
+            worker.start()
+            assert not done.wait(0.5)  # blocked on the lock the Python key names
+        worker.join(timeout=30)
+        assert done.is_set()
+        assert [e.turn_seq for e in ledger.effects("run")] == [1]

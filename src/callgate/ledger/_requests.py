@@ -223,14 +223,23 @@ class RunsAndRequests:
         with self._store.read() as tx:
             return self._request(tx, request_id)
 
-    def _request(self, tx: Tx, request_id: str) -> RequestRecord:
+    def _request(self, tx: Tx, request_id: str, *, lock: bool = False) -> RequestRecord:
+        """The request; with ``lock``, its run is held as well (``tx.lock_run``; on
+        PostgreSQL the advisory lock is taken by the same statement, keyed as
+        :meth:`_run_key` spells it: scope, U+001F, run id)."""
+        together = lock and tx.dialect != "sqlite"
+        held = ", pg_advisory_xact_lock(hashtextextended(scope || chr(31) || run_id, 0))"
         row = tx.one(
-            f"SELECT {REQUEST_COLUMNS} FROM ledger_requests WHERE request_id = ?",  # noqa: S608
+            f"SELECT {REQUEST_COLUMNS}{held if together else ''} FROM ledger_requests "  # noqa: S608
+            "WHERE request_id = ?",
             (request_id,),
         )
         if row is None:
             raise UsageError(f"no request {request_id!r}")
-        return request_from_row(row)
+        req = request_from_row(row)
+        if lock and not together:
+            tx.lock_run(self._run_key(req.run_id))
+        return req
 
     def requests(self, run_id: str) -> tuple[RequestRecord, ...]:
         with self._store.read() as tx:
