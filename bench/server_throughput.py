@@ -10,7 +10,8 @@ default ``mock,aimock``):
 - ``mock``: :class:`callgate.mock` serving a scripted turn with two function calls,
   streamed, on ``--protocol`` (default ``openai_responses``: ``POST /openai/v1/responses``,
   ``stream: true``; also ``anthropic_messages``, ``gemini_generate_content``,
-  ``gemini_interactions``: ``throughput_wire.py`` has each request), exactly as
+  ``gemini_interactions``, ``openai_chat_completions``: ``throughput_wire.py`` has each
+  request), exactly as
   ``callgate serve`` runs it; every request carries its own ``x-callgate-test-id``, so
   each is a fresh session matched, rendered, journaled and streamed as in a test;
 - ``per-event``: the same, the script asking for ``pacing: {flush: per_event}`` (no

@@ -44,7 +44,7 @@ def _events(content: bytes) -> list[dict[str, Any]]:
         json.loads(line[6:])
         for block in content.split(b"\n\n")
         for line in block.split(b"\n")
-        if line.startswith(b"data: ")
+        if line.startswith(b"data: {")
     ]
 
 
@@ -64,6 +64,18 @@ def _gemini_loose(content: bytes) -> Calls:
         for part in candidate["content"]["parts"]
         if "functionCall" in part
     ]
+
+
+def _chat_loose(content: bytes) -> Calls:
+    calls: dict[int, list[str]] = {}
+    for e in _events(content):  # (``data: [DONE]`` is no JSON object: skipped below)
+        for choice in e.get("choices", ()):
+            for delta in choice.get("delta", {}).get("tool_calls") or ():
+                entry = calls.setdefault(delta.get("index", len(calls)), ["", ""])
+                function = delta.get("function") or {}
+                entry[0] = function.get("name") or entry[0]
+                entry[1] += function.get("arguments") or ""
+    return [(name, json.loads(args)) for name, args in calls.values()]
 
 
 def _strict_only(content: bytes) -> Calls:
@@ -92,6 +104,14 @@ WIRES: dict[str, Wire] = {
         {"contents": [{"role": "user", "parts": [{"text": QUESTION}]}],
          "tools": [{"functionDeclarations": [{"name": c["name"]} for c in CALLS]}]},
         {"x-goog-api-key": "bench"}, _gemini_loose,
+    ),
+    "openai_chat_completions": Wire(
+        "openai_chat_completions", "/openai/v1/chat/completions", "/v1/chat/completions",
+        {"model": MODEL, "stream": True, "messages": [{"role": "user", "content": QUESTION}],
+         "tools": [{"type": "function", "function": {"name": c["name"],
+                                                      "parameters": {"type": "object"}}}
+                   for c in CALLS]},
+        {"authorization": "Bearer bench"}, _chat_loose,
     ),
     "gemini_interactions": Wire(
         "gemini_interactions", "/gemini/v1beta/interactions", "/v1beta/interactions",

@@ -19,9 +19,10 @@ from callgate.mock._render_turn import render
 def test_demo_runs_every_scenario_and_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
-    # five scripted loops + generateContent + Chat Completions
-    assert out.count("gate released 2 call(s)") == 7
-    assert out.count("final answer: It is sunny") == 7
+    # five scripted loops + the WebSocket one + generateContent + Chat Completions
+    assert out.count("gate released 2 call(s)") == 8
+    assert out.count("final answer: It is sunny") == 8
+    assert "socket: 2 frame(s) ['response.create'] on 1 connection" in out
     assert "continuation: full history, 5 messages replayed ['system', 'user'," in out
     assert "finishReason MAX_TOKENS: nothing is released" in out
     assert "gate refused: ProviderError" in out
@@ -29,7 +30,7 @@ def test_demo_runs_every_scenario_and_exits_zero(capsys: pytest.CaptureFixture[s
     assert "gate refused: TruncatedStreamError" in out
     assert "final answer (cited): No umbrella needed" in out  # the hosted web search loop
     assert "citation web_search_result_location -> https://louvre.example/hours" in out
-    assert "demo passed: all 16 scenarios" in out
+    assert "demo passed: all 17 scenarios" in out
 
 
 def test_demo_exits_nonzero_when_a_scenario_goes_wrong(

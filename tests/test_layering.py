@@ -2,11 +2,13 @@
 
 The allow-matrix (rows import columns):
 
-    kernel      stdlib only (_errors _limits _json _digest _fields _feed _results _hosted _protocols
-                sse contracts)
+    kernel      stdlib only (_errors _limits _json _digest _fields _feed _results _media _hosted
+                _protocols sse contracts)
     rooms       kernel                 (never another room, never an upper floor)
     ledger      kernel, psycopg lazily (never a room, loop, mock, recording)
     loop        kernel, rooms' public packages, ledger
+    temporal    kernel, ledger, loop, temporalio (the `temporal` extra; nothing imports it);
+                mock too, for its demo
     recording   kernel, rooms' public packages
     mock        kernel, rooms' and recording's public packages; a room's _render only from
                 mock/_providers/
@@ -35,7 +37,7 @@ ROOMS = {
     "openai_chat_completions",
 }
 KERNEL = {"_errors", "_limits", "_json", "_digest", "_fields", "_results", "_hosted", "_protocols"}
-KERNEL |= {"_feed"}
+KERNEL |= {"_feed", "_media", "_visible"}
 KERNEL |= {"sse"}
 KERNEL |= {"contracts", "__init__"}
 TOP = {"cli", "demo", "pytest_plugin", "__main__"}
@@ -47,12 +49,15 @@ ALLOWED: dict[str, set[str]] = {
     "loop": KERNEL | ROOMS | {"ledger"},
     "recording": KERNEL | ROOMS,
     "mock": KERNEL | ROOMS | {"recording"},
+    "temporal": KERNEL | {"ledger", "loop", "mock"},
 }
 # The ledger's PostgreSQL store imports psycopg lazily, inside the store (the `postgres` extra).
 LEDGER_EXTRAS = {"psycopg"}
 # The optional extras an upper part may use (the core is stdlib only).
 EXTRAS = {"starlette", "uvicorn", "uvloop", "httpx", "httpx2", "psycopg", "anyio", "pytest"}
 EXTRAS |= {"httptools"}  # the mock's HTTP/1.1 connection (mock._http1)
+EXTRAS |= {"websockets"}  # the host loop's WebSocket transport (loop._socket)
+EXTRAS |= {"temporalio"}  # callgate.temporal (the `temporal` extra)
 
 
 def _modules() -> list[Path]:
@@ -302,3 +307,13 @@ def test_the_package_root_holds_only_the_kernel() -> None:
     """An upper floor's module (a command, a demo scenario) goes in its subpackage."""
     strays = {p.name for p in SRC.glob("*.py")} - {f"{m}.py" for m in KERNEL | {"__main__"}}
     assert not strays, f"not kernel modules, at the package root: {sorted(strays)}"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=IDS)
+def test_nothing_outside_callgate_temporal_imports_it(path: Path) -> None:
+    if _top_part(path) == "temporal":
+        return
+    for name, line in _imports(path):
+        parts = _callgate_parts(name)
+        assert parts[:1] != ["temporal"], f"{path.name}:{line} imports {name}"
+        assert name.split(".")[0] != "temporalio", f"{path.name}:{line} imports {name}"

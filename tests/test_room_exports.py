@@ -9,10 +9,14 @@ from callgate._protocols import PROTOCOLS, room
 SHARED = {"Parser", "State", "Turn", "parse_stream", "parse_response"}
 ROOM_NAMES = {
     "openai_responses": {
+        "Connection",
+        "ConnectionToken",
         "FunctionCall",
         "ProviderErrorInfo",
+        "Steer",
         "build_stateful_continuation",
         "build_stateless_continuation",
+        "parse_connection",
     },
     "anthropic_messages": {
         "ToolUse",
@@ -74,13 +78,16 @@ def test_every_room_has_the_same_file_set(protocol: str) -> None:
         "_continuation.py",
         "_hosted.py",
         "_render.py",
+        "_media.py",
     }
     assert required <= files, sorted(required - files)
     # Only the declared roles, plus _threads.py where a protocol has a server-held
     # conversation mode beside its stateful id (Anthropic's message threads), and
     # _event_ids.py where its events carry resume tokens (Interactions' event_id), and
-    # _profiles.py where OpenAI-compatible servers need named relaxations (Chat Completions).
-    optional = {"_threads.py", "_event_ids.py", "_profiles.py"}
+    # _profiles.py where OpenAI-compatible servers need named relaxations (Chat Completions),
+    # and _connection.py + _steering.py where one socket carries many responses (the
+    # Responses WebSocket mode and its steering).
+    optional = {"_threads.py", "_event_ids.py", "_profiles.py", "_connection.py", "_steering.py"}
     assert files <= required | optional, sorted(files - required - optional)
 
 

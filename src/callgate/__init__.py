@@ -21,6 +21,7 @@ from ._errors import (
 from ._hosted import Citation, HostedCall
 from ._json import loads_strict
 from ._limits import DEFAULT_LIMITS, Limits
+from ._media import Internal, MediaPart, TextPart
 from ._results import ToolResult, bind_results
 
 __all__ = [
@@ -32,14 +33,17 @@ __all__ = [
     "ContractError",
     "FramingError",
     "HostedCall",
+    "Internal",
     "JSONError",
     "LimitExceededError",
     "Limits",
+    "MediaPart",
     "ProtocolError",
     "ProvenanceError",
     "ProviderError",
     "SchemaError",
     "SequenceError",
+    "TextPart",
     "ToolResult",
     "TruncatedStreamError",
     "UnsupportedProviderState",

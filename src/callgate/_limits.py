@@ -34,6 +34,16 @@ class Limits:
     - ``max_calls_per_turn``: client tool calls in one turn.
     - ``max_items_per_turn``: output items / content blocks / steps in one turn.
     - ``max_text_chars``: accumulated text of one output text / thinking part.
+    - ``max_media_part_bytes``: one inline media part of a tool result.
+    - ``max_parts_per_result``: parts (text and media) of one tool result.
+    - ``max_media_bytes_per_request``: all inline media parts of one continuation request.
+
+    The three media bounds are checked by the continuation builders and count bytes the
+    way the provider measures them: Anthropic Messages states its image limit on the
+    **base64-encoded** string ("image exceeds 5 MB maximum: N bytes > 5242880 bytes"), so
+    its builder counts base64 characters (4 per 3 raw bytes, padding included); OpenAI
+    Responses, Gemini Interactions and Gemini generateContent count **raw** bytes
+    (``MediaPart.size``). URL and file-id parts count as parts, not bytes.
     """
 
     max_line_bytes: int = 16 * _MiB
@@ -49,6 +59,9 @@ class Limits:
     max_calls_per_turn: int = 256
     max_items_per_turn: int = 4096
     max_text_chars: int = 16 * _MiB
+    max_media_part_bytes: int = 20 * _MiB
+    max_parts_per_result: int = 100
+    max_media_bytes_per_request: int = 50 * _MiB
 
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):

@@ -1,7 +1,10 @@
 """Tool results and their exact binding to a turn's calls.
 
-A :class:`ToolResult` is only what the model will see: the call it answers, the output
-and whether it is an error. Host-side data (timings, exceptions, ledger ids) stays out.
+A :class:`ToolResult` has two projections. What the model will see: the call it answers,
+the output (a ``str``, a JSON value, or a tuple of :class:`~callgate.TextPart` /
+:class:`~callgate.MediaPart`) and whether it is an error. And ``audit``: any JSON value the
+ledger keeps for the host (internal ids, raw payloads, personal data for audit), which no
+builder ever renders and which is not part of a request digest.
 
 :func:`bind_results` enforces invariant 5 of the design: every call gets exactly one
 result. Missing, extra, duplicate and unknown results all raise :class:`BindingError`,
@@ -18,34 +21,111 @@ from typing import Any
 
 from ._digest import canonical_bytes
 from ._errors import BindingError, UsageError
+from ._media import Internal, MediaPart, TextPart
 
-__all__ = ["ToolResult", "bind_results"]
+__all__ = ["ToolResult", "bind_results", "contains_internal"]
+
+_PART_TYPES = (TextPart, MediaPart, Internal)
+
+
+def contains_internal(value: Any) -> bool:
+    """Whether an :class:`Internal` marker sits anywhere in ``value`` (walked without
+    recursion through dicts, lists, tuples and parts)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is Internal:
+            return True
+        if type(item) is dict:
+            stack.extend(item.values())
+        elif type(item) is list or type(item) is tuple:
+            stack.extend(item)
+    return False
+
+
+def _without_internal(value: Any) -> Any:
+    """``value`` with every :class:`Internal` replaced by ``None`` (to validate the rest)."""
+    if type(value) is Internal:
+        return None
+    if type(value) is dict:
+        return {key: _without_internal(member) for key, member in value.items()}
+    if type(value) is list or type(value) is tuple:
+        return [_without_internal(member) for member in value]
+    return value
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ToolResult:
-    """The model-visible result of one tool call.
+    """The result of one tool call: what the model sees, and what only the host keeps.
 
     ``call_id`` is the provider's call key (OpenAI ``call_id``, Anthropic ``tool_use_id``,
-    Gemini ``call_id``). ``output`` is a ``str`` or a JSON value (``dict``/``list``); each
-    continuation builder renders it in its protocol's own shape. ``is_error`` marks a
-    failed execution; builders send it in the protocol's error field, never disguised as
-    success text. Raises :class:`UsageError` on construction if a field has a bad type.
+    Gemini ``call_id``). ``output`` is a ``str``, a JSON value (``dict``/``list``), or a
+    non-empty ``tuple`` of parts (:class:`~callgate.TextPart`, :class:`~callgate.MediaPart`);
+    each continuation builder renders it in its protocol's own shape, or refuses media the
+    provider cannot take. ``is_error`` marks a failed execution; builders send it in the
+    protocol's error field, never disguised as success text.
+
+    ``audit`` (keyword-only) is any JSON value for the host alone: the ledger stores it,
+    no builder renders it, and a builder that finds it inside the model-visible output
+    refuses (:class:`~callgate.ContinuationError`). An :class:`~callgate.Internal` marker
+    anywhere in ``output`` is accepted here and refused by every builder the same way.
+    Raises :class:`UsageError` on construction if a field has a bad type.
     """
 
     call_id: str
     output: Any
     is_error: bool = False
+    audit: Any = dataclasses.field(default=None, kw_only=True, hash=False)
 
     def __post_init__(self) -> None:
         if type(self.call_id) is not str or not self.call_id:
             raise UsageError("ToolResult.call_id must be a non-empty str")
         if type(self.is_error) is not bool:
             raise UsageError("ToolResult.is_error must be a bool")
-        if type(self.output) is not str:
-            if not isinstance(self.output, dict | list):
-                raise UsageError("ToolResult.output must be a str, dict or list")
-            canonical_bytes(self.output)  # refuses non-JSON values (UsageError)
+        output = self.output
+        if type(output) is tuple:
+            if not output:
+                raise UsageError("ToolResult.output is an empty tuple of parts")
+            for position, part in enumerate(output):
+                if type(part) not in _PART_TYPES:
+                    raise UsageError(
+                        f"ToolResult.output part #{position} is a {type(part).__name__}, "
+                        "not a TextPart or MediaPart"
+                    )
+        elif type(output) is not str and type(output) is not Internal:
+            if not isinstance(output, dict | list):
+                raise UsageError("ToolResult.output must be a str, dict, list or a tuple of parts")
+            # refuses non-JSON values (UsageError); Internal markers are checked by builders
+            canonical_bytes(_without_internal(output) if contains_internal(output) else output)
+        if self.audit is not None:
+            if contains_internal(self.audit):
+                raise UsageError("ToolResult.audit is host-only already; it cannot hold Internal")
+            canonical_bytes(self.audit)  # the ledger stores it as JSON
+
+    @property
+    def parts(self) -> tuple[TextPart | MediaPart | Internal, ...]:
+        """``output`` as parts: a tuple output as given; a ``str`` as one
+        :class:`~callgate.TextPart`; a JSON value as one ``TextPart`` of its canonical JSON
+        text. An output holding an :class:`~callgate.Internal` marker (outside a parts
+        tuple) comes back as one ``Internal`` part, never as text."""
+        output = self.output
+        if type(output) is tuple:
+            return output
+        if type(output) is str:
+            return (TextPart(output),)
+        if contains_internal(output):
+            return (output if type(output) is Internal else Internal(output),)
+        return (TextPart(canonical_bytes(output).decode("utf-8")),)
+
+    @property
+    def has_media(self) -> bool:
+        """Whether any part is a :class:`~callgate.MediaPart`."""
+        return type(self.output) is tuple and any(type(p) is MediaPart for p in self.output)
+
+    @property
+    def has_internal(self) -> bool:
+        """Whether an :class:`~callgate.Internal` marker sits anywhere in ``output``."""
+        return contains_internal(self.output)
 
 
 def bind_results(call_ids: Sequence[str], results: Iterable[ToolResult]) -> tuple[ToolResult, ...]:

@@ -28,8 +28,9 @@ def loop_for(ledger, protocol, store, tool, remote, base_url, conv, worker, kill
         ledger=ledger,
         tools=specs,
         model="model-x",
-        store=store == "stateful",
+        store=store in ("stateful", "ws-stateful"),
         threads=store == "threads",  # Anthropic message threads
+        transport="websocket" if store.startswith("ws-") else "http",  # OpenAI's socket
         headers={"x-callgate-conversation": conv},
         worker_id=worker,
         lease_seconds=5.0,

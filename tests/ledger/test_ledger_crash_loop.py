@@ -40,11 +40,15 @@ TOOLS = ("read", "idem", "verif", "amo", "amo_approved", "local")
 VARIANTS = {
     "openai-stateful": ("openai_responses", "stateful"),
     "openai-stateless": ("openai_responses", "stateless"),
+    # OpenAI Responses over one WebSocket per run: a killed host drops its socket.
+    "openai-ws-stateful": ("openai_responses", "ws-stateful"),
+    "openai-ws-stateless": ("openai_responses", "ws-stateless"),
     "anthropic": ("anthropic_messages", "stateful"),
     "anthropic-threads": ("anthropic_messages", "threads"),
     "gemini-stateful": ("gemini_interactions", "stateful"),
     "gemini-stateless": ("gemini_interactions", "stateless"),
     "gemini-generate-content": ("gemini_generate_content", "stateless"),
+    "openai-chat": ("openai_chat_completions", "stateless"),
 }
 STORES = ("sqlite", "postgres")
 FINAL = "Done."
@@ -60,7 +64,7 @@ S = EffectState
 
 def _retrievable(variant: str) -> bool:
     protocol, store = VARIANTS[variant]
-    return store == "stateful" and protocol != "anthropic_messages"
+    return store in ("stateful", "ws-stateful") and protocol != "anthropic_messages"
 
 
 def expected_posts(point: str, variant: str) -> tuple[int, int]:
@@ -79,7 +83,8 @@ def expected_posts(point: str, variant: str) -> tuple[int, int]:
 def _script(variant: str, tool: str, asks: int, answers: int) -> Any:
     protocol = VARIANTS[variant][0]
     b = ScriptBuilder(seed=11)
-    prefix = {"openai_responses": "call_", "anthropic_messages": "toolu_"}.get(protocol, "")
+    prefixes = {"openai_responses": "call_", "openai_chat_completions": "call_"}
+    prefix = {**prefixes, "anthropic_messages": "toolu_"}.get(protocol, "")
     for ask in range(asks):  # a re-sent request gets fresh call ids, as from a provider
         b.turn(
             protocol,
@@ -104,6 +109,7 @@ def _base(server: MockServer, variant: str) -> str:
     protocol = VARIANTS[variant][0]
     return {
         "openai_responses": server.openai_base_url,
+        "openai_chat_completions": server.openai_base_url,
         "anthropic_messages": server.anthropic_base_url,
         "gemini_interactions": server.gemini_base_url,
         "gemini_generate_content": server.gemini_base_url,
@@ -177,7 +183,7 @@ def test_sigkill_of_the_host_loop_never_repeats_a_turn_or_an_effect(
             trail = ledger.audit(effect.effect_id)
             approvals = ledger.approvals(effect.effect_id)
         server.assert_script_done()  # exactly the scripted requests: no more, no fewer
-        posts = [e for e in server.journal.requests() if e.method == "POST"]
+        posts = [e for e in server.journal.requests() if e.method in ("POST", "WS")]
     assert result.status == "final", result
     assert result.text == FINAL
     assert effect.state is S.DELIVERED

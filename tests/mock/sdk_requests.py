@@ -167,7 +167,10 @@ def _value(draw: Any, hint: Any, path: tuple[Any, ...], depth: int, fields: list
         choice = draw(st.sampled_from(members))
         tds = [_unwrap(m) for m in members if te.is_typeddict(_unwrap(m))]
         if te.is_typeddict(_unwrap(choice)):
-            distinct = _distinct_tag(_unwrap(choice), tds)
+            # (a union that also takes any mapping, e.g. Interactions' response_format,
+            # accepts the member with a field removed or mistyped: nothing to refuse)
+            free = any(typing.get_origin(_unwrap(m)) in (dict, Mapping) for m in members)
+            distinct = not free and _distinct_tag(_unwrap(choice), tds)
             return _typeddict(draw, _unwrap(choice), path, depth, fields, distinct=distinct)
         return _value(draw, choice, path, depth, fields, key)
     if origin is typing.Literal:

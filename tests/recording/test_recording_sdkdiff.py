@@ -50,7 +50,7 @@ NEW = (
 
 
 def _package(root: Path, source: str) -> Path:
-    folder = root / ROOTS["anthropic"][0]
+    folder = root / ROOTS["anthropic"][0][0]
     folder.mkdir(parents=True)
     (folder / "types.py").write_text(source)
     return root
@@ -81,3 +81,28 @@ def test_the_packaged_registry_is_the_one_the_drift_reports_give() -> None:
     readings = [json.loads(p.read_text()) for p in sorted((root / "docs/drift").glob("*.json"))]
     packaged = root / "src/callgate/recording/sdk_types.json"
     assert registry_from(readings) == json.loads(packaged.read_text())
+
+
+def test_a_class_root_reads_its_own_file_when_two_files_share_a_class_name(
+    tmp_path: Path,
+) -> None:
+    """Chat Completions: ``Choice`` is one class in ``chat_completion.py`` and another in
+    ``chat_completion_chunk.py``; a ``module:`` root reads the one it names."""
+    folder = tmp_path / ROOTS["openai"][1][0]
+    folder.mkdir(parents=True)
+    (folder / "chat_completion.py").write_text(
+        "class Choice(BaseModel):\n    finish_reason: Literal['stop', 'tool_calls']\n"
+        "    message: ChatCompletionMessage\n"
+    )
+    (folder / "chat_completion_chunk.py").write_text(
+        "class Choice(BaseModel):\n    delta: ChoiceDelta\n"
+        "    finish_reason: Optional[Literal['stop', 'eos']] = None\n"
+    )
+    (tmp_path / ROOTS["openai"][0][0]).mkdir(parents=True)
+    read = read_unions("openai", tmp_path)
+    chunk = read["chat chunk choices"]["members"]["Choice"]
+    body = read["chat completion choices"]["members"]["Choice"]
+    assert (chunk["required"], chunk["optional"]) == (["delta"], ["finish_reason"])
+    assert body["required"] == ["finish_reason", "message"]
+    assert read["chat finish reasons"]["values"] == ["eos", "stop"]
+    assert read["chat chunks"] == {"members": {}}  # a class the folder does not define

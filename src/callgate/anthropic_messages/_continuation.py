@@ -31,9 +31,12 @@ from typing import Any
 from .._digest import canonical_bytes
 from .._errors import CallgateError, ContinuationError, UsageError
 from .._json import json_copy
+from .._limits import DEFAULT_LIMITS, Limits
 from .._results import ToolResult, bind_results
+from .._visible import checked_outputs, refuse_request_total
 from . import _events as ev
 from ._hosted import check_declared, check_search_results
+from ._media import API, REQUEST_MAX, REQUEST_RULE, render_content
 from ._turn import (
     REASON_INVALID_JSON,
     REASON_LIMIT,
@@ -274,9 +277,13 @@ def _declared(tools: list[dict[str, Any]], block: dict[str, Any]) -> bool:
     )
 
 
-def _render_result(call_id: str, output: Any, is_error: bool) -> dict[str, Any]:
+def _render_result(
+    call_id: str, output: Any, is_error: bool, media: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id}
-    if type(output) is str:
+    if media is not None:
+        block["content"] = media
+    elif type(output) is str:
         block["content"] = output
     elif (
         type(output) is list
@@ -414,13 +421,24 @@ def _assistant_content(
     return assistant
 
 
-def _answers(turn: Turn, bound: Sequence[ToolResult]) -> list[dict[str, Any]]:
+def _answers(turn: Turn, bound: Sequence[ToolResult], limits: Limits) -> list[dict[str, Any]]:
     """One tool_result per call and per recovery call, in block order."""
+    checked_outputs(bound, api=API, provider=ev.PROVIDER, limits=limits, measure="base64")
+    refuse_request_total(
+        bound,
+        api=API,
+        provider=ev.PROVIDER,
+        bound=REQUEST_MAX,
+        measure="base64",
+        rule=REQUEST_RULE,
+    )
     answers: list[tuple[int, dict[str, Any]]] = []
     by_id = {result.call_id: result for result in bound}
     for call in turn.calls:
         result = by_id[call.call_id]
-        answers.append((call.index, _render_result(call.call_id, result.output, result.is_error)))
+        media = render_content(result, turn.baseline) if type(result.output) is tuple else None
+        block = _render_result(call.call_id, result.output, result.is_error, media)
+        answers.append((call.index, block))
     for rec in turn.recovery_calls:
         text = RECOVERY_ERROR_TEXT[rec.reason]
         answers.append((rec.index, _render_result(rec.call_id, text, True)))
@@ -471,6 +489,7 @@ def build_continuation(
     system_message_capability: SystemMessageCapability | None = None,
     user_content: str | Sequence[Mapping[str, Any]] | None = None,
     container: str | Mapping[str, Any] | None = CARRY_CONTAINER,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> dict[str, Any]:
     """Build the next Messages request body after ``turn``.
 
@@ -487,6 +506,12 @@ def build_continuation(
     control, or a turn with nothing to answer; :class:`UsageError` for arguments of the
     wrong type or shape, including caller data that is not JSON. Caller data is
     deep-copied; the returned dict is new and the inputs stay usable.
+
+    A result whose output is a tuple of parts becomes ``text`` / ``image`` / ``document``
+    blocks (see ``_media``: file sources only under the 2026-11 baseline); a part the API
+    cannot take, an Internal or audit value in an output raise
+    :class:`~callgate.ContinuationError`; the media bounds of ``limits`` (counted in base64
+    characters, as Anthropic counts) :class:`~callgate.LimitExceededError`.
     """
     _check_turn(turn)
     _check_arguments(model, max_tokens, system_message_capability, history)
@@ -500,7 +525,7 @@ def build_continuation(
     system_value = _check_system(system)
     container_value = _check_container(turn, container)
     assistant = _assistant_content(turn, uses, tool_defs)
-    user_blocks = _answers(turn, bound) + _user_content(user_content)
+    user_blocks = _answers(turn, bound, limits) + _user_content(user_content)
     messages.extend(_closing(turn, assistant, user_blocks))
     request: dict[str, Any] = {
         "model": model,

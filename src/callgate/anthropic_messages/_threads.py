@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .._errors import ContinuationError, UsageError
+from .._limits import DEFAULT_LIMITS, Limits
 from .._results import ToolResult, bind_results
 from ..contracts import get_baseline
 from ._continuation import (
@@ -96,6 +97,7 @@ def build_thread_continuation(
     request_controls: Mapping[str, Any] | None = None,
     user_content: str | Sequence[Mapping[str, Any]] | None = None,
     container: str | Mapping[str, Any] | None = CARRY_CONTAINER,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> dict[str, Any]:
     """The next request of a message thread (beta ``message-threads-2026-08-12``): only the
     new user message is sent, with ``thread: {type: continue, previous_message_id}``.
@@ -128,7 +130,7 @@ def build_thread_continuation(
     _check_fingerprint(thread_request, thread, model, held, controls)
     container_value = _check_container(turn, container)
     _assistant_content(turn, [], held["tools"])
-    user_blocks = _answers(turn, bound) + _user_content(user_content)
+    user_blocks = _answers(turn, bound, limits) + _user_content(user_content)
     closing = _closing(turn, [], user_blocks)[1:]
     request: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "messages": closing}
     request["thread"] = {"type": "continue", "previous_message_id": previous_message_id}

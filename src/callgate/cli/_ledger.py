@@ -183,6 +183,8 @@ def _effect_id(ledger: Any, text: str) -> str:
 
 
 def _record(effect: Any) -> dict[str, Any]:
+    from ..ledger import result_summary  # media parts: kind, type, size, digest; no bytes
+
     result = effect.result
     return {
         "effect_id": effect.effect_id,
@@ -195,9 +197,7 @@ def _record(effect: Any) -> dict[str, Any]:
         "version": effect.version,
         "attempt": effect.attempt,
         "arguments": effect.arguments,
-        "result": None
-        if result is None
-        else {"output": result.output, "is_error": result.is_error},
+        "result": None if result is None else result_summary(result),
         "duplicate_of": effect.duplicate_of,
         "lease_owner": effect.lease_owner,
         "lease_until": _until(effect),

@@ -210,6 +210,11 @@ _MOCK_REQUESTS: dict[str, tuple[str, dict[str, str], Callable[[list[str]], dict[
     "gemini_interactions": ("gemini/v1/interactions", {"x-goog-api-key": "drift"},
         lambda names: {"model": "m", "input": "drift", "stream": True,
                        "tools": [{"type": "function", "name": n} for n in names]}),
+    "openai_chat_completions": ("openai/v1/chat/completions", {"authorization": "Bearer drift"},
+        lambda names: {"model": "m", "stream": True,
+                       "messages": [{"role": "user", "content": "drift"}],
+                       **({"tools": [{"type": "function", "function": {"name": n}}
+                                     for n in names]} if names else {})}),
 }  # fmt: skip
 
 

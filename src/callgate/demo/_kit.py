@@ -168,10 +168,16 @@ def run_loop(
 
 
 def _parsed(protocol: str, snapshot: Mapping[str, Any]) -> Any:
-    """A stored snapshot (the raw stream, or a body fetched back) as the room parses it."""
+    """A stored snapshot (the raw stream, a socket's events, or a body fetched back) as the
+    room parses it."""
     module = room(protocol)
     if "body" in snapshot:
         return module.parse_response(snapshot["body"])
+    if "events" in snapshot:  # a WebSocket's frames: the decoded events of one response
+        parser = module.Parser()
+        for event in snapshot["events"]:
+            parser.feed_event(event)
+        return parser.finish()
     return module.parse_stream(snapshot["sse"].encode("utf-8"))
 
 

@@ -34,8 +34,9 @@ REASONING = {"summary": "Two lookups are needed.", "signature": "b3BhcXVlLXNpZ25
 SIGNATURE = "ZGVtby10aG91Z2h0LXNpZ25hdHVyZQ=="  # opaque to callgate, replayed byte-exact
 
 
-def _openai(store: bool) -> Script:
-    b = ScriptBuilder(seed=1 if store else 2)  # a seed per scenario: ids differ between them
+def _openai(store: bool, seed: int | None = None) -> Script:
+    # A seed per scenario: ids differ between them.
+    b = ScriptBuilder(seed=seed if seed is not None else 1 if store else 2)
     b.turn(
         "openai_responses",
         expect={"model": "gpt-demo", "tools": TOOL_NAMES, "instructions": INSTRUCTIONS},
@@ -162,6 +163,31 @@ def openai_stateless(say: Say) -> bool:
     )
 
 
+def openai_websocket(say: Say) -> bool:
+    """The stateless loop again, over one WebSocket: each request a response.create frame,
+    each response read by the room's connection parser."""
+    with MockServer(_openai(store=False, seed=9)) as server:
+        trace = run_loop(
+            server,
+            "openai_responses",
+            QUESTION,
+            tools=tool_specs(),
+            model="gpt-demo",
+            store=False,
+            instructions=INSTRUCTIONS,
+            transport="websocket",
+        )
+        show(trace, say)
+        done = script_done(server, say)
+        entries = server.journal.entries()
+    sockets = {e.connection for e in entries}
+    frames = [e.body.get("type") for e in entries]
+    say(f"    socket: {len(frames)} frame(s) {sorted(set(frames))} on {len(sockets)} connection")
+    ran = [e.tool for e in trace.result.effects]
+    one_socket = len(sockets) == 1 and frames == ["response.create"] * 2
+    return done and one_socket and trace.result.status == "final" and ran == TOOL_NAMES
+
+
 def anthropic(say: Say) -> bool:
     return _loop(
         "anthropic_messages", _anthropic(), say, model="claude-demo", instructions=INSTRUCTIONS
@@ -197,6 +223,7 @@ def chat_completions(say: Say) -> bool:
 SCENARIOS = [
     ("OpenAI Responses, stateful (previous_response_id)", openai_stateful),
     ("OpenAI Responses, stateless (store=false, full item replay)", openai_stateless),
+    ("OpenAI Responses over WebSocket (one socket, response.create frames)", openai_websocket),
     ("Anthropic Messages (full-history replay)", anthropic),
     ("Gemini Interactions v1, stateful (previous_interaction_id)", interactions_stateful),
     ("Gemini Interactions v1, stateless (canonical step array)", interactions_stateless),

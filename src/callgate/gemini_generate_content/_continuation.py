@@ -29,10 +29,13 @@ from typing import Any
 
 from .._errors import CallgateError, ContinuationError, UsageError
 from .._json import json_copy
+from .._limits import DEFAULT_LIMITS, Limits
 from .._results import ToolResult, bind_results
+from .._visible import checked_outputs, refuse_request_total
 from ..contracts import REVISIONS
 from ._assembly import decode_signature
-from ._events import CALL_PART, STOP
+from ._events import CALL_PART, PROVIDER, STOP
+from ._media import API, INLINE_MAX, INLINE_RULE, render_response
 from ._turn import Turn, turn_digest
 
 __all__ = ["build_continuation", "same_signature"]
@@ -172,7 +175,13 @@ def _declared(tools: Any) -> tuple[list[Any], set[str]]:
     return copied, names
 
 
-def _function_responses(turn: Turn, results: Iterable[ToolResult]) -> dict[str, Any]:
+def _function_responses(
+    turn: Turn,
+    results: Iterable[ToolResult],
+    model: str,
+    parts_allowed: bool | None,
+    limits: Limits,
+) -> dict[str, Any]:
     if isinstance(results, str | bytes | Mapping) or not isinstance(results, Iterable):
         raise UsageError(f"results must be an iterable of ToolResult, not {type(results).__name__}")
     # One more than the calls is enough for bind_results to report an extra result.
@@ -181,13 +190,23 @@ def _function_responses(turn: Turn, results: Iterable[ToolResult]) -> dict[str, 
         if not isinstance(result, ToolResult):
             raise UsageError(f"result #{position} is a {type(result).__name__}, not a ToolResult")
     bound = bind_results([call.call_id for call in turn.calls], given)
+    checked_outputs(bound, api=API, provider=PROVIDER, limits=limits, measure="raw")
+    refuse_request_total(
+        bound, api=API, provider=PROVIDER, bound=INLINE_MAX, measure="base64", rule=INLINE_RULE
+    )
     parts = []
     for call, result in zip(turn.calls, bound, strict=True):
-        output = json_copy(result.output, what="result output")
-        # Always wrapped, as the API documents ("output" / "error" keys): a bare dict
-        # with an "error" key would otherwise read as a failure.
-        response: dict[str, Any] = {"error": output} if result.is_error else {"output": output}
+        media: list[dict[str, Any]] = []
+        if type(result.output) is tuple:
+            response, media = render_response(result, model, parts_allowed)
+        else:
+            output = json_copy(result.output, what="result output")
+            # Always wrapped, as the API documents ("output" / "error" keys): a bare dict
+            # with an "error" key would otherwise read as a failure.
+            response = {"error": output} if result.is_error else {"output": output}
         answer: dict[str, Any] = {"name": call.name, "response": response}
+        if media:
+            answer["parts"] = media
         if call.provider_id is not None:
             answer = {"id": call.provider_id, **answer}
         parts.append({"functionResponse": answer})
@@ -224,6 +243,8 @@ def build_continuation(
     generation_config: dict[str, Any] | None,
     safety_settings: Sequence[dict[str, Any]] | None,
     cached_content: str | None = None,
+    function_response_parts: bool | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> dict[str, Any]:
     """The next ``generateContent`` request after ``turn``'s calls ran.
 
@@ -235,6 +256,13 @@ def build_continuation(
     sent only for calls that had a provider id (a local id is callgate's). Every function
     name called in the history or the turn must be declared in ``tools``. Raises as the
     module docstring says.
+
+    A result whose output is a tuple of parts sends its texts as ``{"output": [...]}`` and
+    its media as ``functionResponse.parts`` (see ``_media``), only to a Gemini 3 or later
+    model unless ``function_response_parts`` says otherwise (``True``: the caller knows the
+    model takes them; ``False``: refuse media); a refused part, an Internal or audit value
+    in an output is a :class:`~callgate.ContinuationError`, a media bound of ``limits`` a
+    :class:`~callgate.LimitExceededError`.
     """
     turn = _check_turn(turn)
     if type(model) is not str or not model:
@@ -247,7 +275,10 @@ def build_continuation(
     if missing:
         raise ContinuationError(f"function(s) {missing} were called but are not declared in tools")
     model_content = {"role": "model", "parts": json_copy(list(turn.parts), what="turn parts")}
-    contents += [model_content, _function_responses(turn, results)]
+    if function_response_parts is not None and type(function_response_parts) is not bool:
+        raise UsageError("function_response_parts must be a bool or None")
+    responses = _function_responses(turn, results, model, function_response_parts, limits)
+    contents += [model_content, responses]
     body: dict[str, Any] = {"contents": contents, "tools": copied_tools}
     if type(system_instruction) is str:
         system: Any = {"role": "user", "parts": [{"text": system_instruction}]}

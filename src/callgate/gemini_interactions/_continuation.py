@@ -18,6 +18,12 @@ with calls; the prior Interaction is not stored; the snapshot's origin and the h
 disagree; a step cannot be replayed; a function name observed in the request's steps is
 not declared in ``tools``. Results bind to the calls exactly, or
 :class:`~callgate.BindingError`.
+
+A result whose output is a tuple of parts is sent as a ``function_result.result`` list of
+subcontent (``_media``: text and image under 2026-07-21; document, audio and video added
+under 2026-11); a part the baseline cannot take, an Internal or audit value in an output
+is a :class:`~callgate.ContinuationError`, a media bound of ``limits`` a
+:class:`~callgate.LimitExceededError`.
 """
 
 from __future__ import annotations
@@ -27,11 +33,14 @@ from typing import Any
 
 from .._errors import CallgateError, ContinuationError, UsageError
 from .._json import json_copy
+from .._limits import DEFAULT_LIMITS, Limits
 from .._results import ToolResult, bind_results
+from .._visible import checked_outputs
 from ..contracts import REVISIONS
 from ._assembly import check_step
-from ._events import CLIENT_STEP, baseline_steps
+from ._events import CLIENT_STEP, PROVIDER, baseline_steps
 from ._hosted import Pairing
+from ._media import API, render_result
 from ._turn import ORIGINS, Turn, turn_digest
 
 __all__ = ["build_stateful_continuation", "build_stateless_continuation"]
@@ -139,15 +148,20 @@ def _request(
     return request
 
 
-def _result_steps(turn: Turn, results: Iterable[ToolResult]) -> list[dict[str, Any]]:
+def _result_steps(
+    turn: Turn, results: Iterable[ToolResult], limits: Limits
+) -> list[dict[str, Any]]:
     bound = bind_results([call.call_id for call in turn.calls], results)
+    checked_outputs(bound, api=API, provider=PROVIDER, limits=limits, measure="raw")
     steps: list[dict[str, Any]] = []
     for call, result in zip(turn.calls, bound, strict=True):
         step: dict[str, Any] = {
             "type": "function_result",
             "call_id": call.call_id,
             "name": call.name,
-            "result": json_copy(result.output, what="result output"),
+            "result": render_result(result, turn.baseline)
+            if type(result.output) is tuple
+            else json_copy(result.output, what="result output"),
         }
         if result.is_error:
             step["is_error"] = True
@@ -174,6 +188,7 @@ def build_stateful_continuation(
     system_instruction: str | None = None,
     generation_config: dict[str, Any] | None = None,
     response_format: dict[str, Any] | list[dict[str, Any]] | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> dict[str, Any]:
     """The next request continuing ``turn`` by ``previous_interaction_id``.
 
@@ -205,7 +220,7 @@ def build_stateful_continuation(
     request = _request(model, copied_tools, system_instruction, generation_config, response_format)
     request["previous_interaction_id"] = turn.interaction_id
     request["store"] = store
-    request["input"] = _result_steps(turn, results)
+    request["input"] = _result_steps(turn, results, limits)
     return request
 
 
@@ -291,6 +306,7 @@ def build_stateless_continuation(
     system_instruction: str | None = None,
     generation_config: dict[str, Any] | None = None,
     response_format: dict[str, Any] | list[dict[str, Any]] | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> dict[str, Any]:
     """The next request replaying the whole conversation as one step array, ``store: false``.
 
@@ -324,7 +340,7 @@ def build_stateless_continuation(
             )
         history = _check_prior(prior_input_steps, turn.baseline)
     copied_tools, declared = _check_tools(tools)
-    steps = history + _replayable(turn) + _result_steps(turn, results)
+    steps = history + _replayable(turn) + _result_steps(turn, results, limits)
     _check_pairing(steps)
     _check_declared(steps, declared)
     request = _request(model, copied_tools, system_instruction, generation_config, response_format)

@@ -42,6 +42,7 @@ from ._model import (
     iso_utc,
 )
 from ._outbox import LocalTx, OutboxMessage
+from ._parts import summary as result_summary
 from ._schema import SCHEMA_VERSION, migrate
 from ._store import open_store
 from ._transitions import (
@@ -103,6 +104,7 @@ __all__ = [
     "is_legal_trail",
     "iso_utc",
     "open_ledger",
+    "result_summary",
     "waits_for",
 ]
 

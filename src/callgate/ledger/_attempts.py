@@ -4,13 +4,13 @@ state). Functions over the ledger's transaction or store."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .._digest import canonical_digest
 from .._errors import UsageError
 from ._model import ApprovalError, Claim, EffectRecord, EffectState, FencedError, Tool
-from ._rows import RawSQL, load, model_output, result_json, select_effects
+from ._rows import RawSQL, load, select_effects, tool_result_text
 from ._store import Store, Tx
 from ._transitions import EFFECTS, EffectEvent, move, move_row, move_where
 
@@ -161,13 +161,22 @@ def settle_tx(tx: Tx, claim: Claim, event: EffectEvent, text: str) -> EffectReco
 
 
 def settle(
-    store: Store, claim: Claim, output: Any, *, is_error: bool, applied: bool
+    store: Store,
+    claim: Claim,
+    output: Any,
+    *,
+    is_error: bool,
+    applied: bool,
+    fault: Callable[[str], None] | None = None,
 ) -> EffectRecord:
     """Record the attempt's result (see :meth:`Ledger.settle`); a fenced write goes to
-    ``late_results`` and raises :class:`FencedError`."""
+    ``late_results`` and raises :class:`FencedError`. Media parts of the result go to the
+    blob table in the same transaction (fault point ``after_media_stored`` sits between)."""
     event = EffectEvent.COMMIT if applied else EffectEvent.FAIL
-    text = result_json(model_output(output), is_error or not applied)
     with store.transaction() as tx:
+        text = tool_result_text(tx, output, is_error or not applied)
+        if fault is not None:
+            fault("after_media_stored")
         moved = settle_tx(tx, claim, event, text)
         if moved is not None:
             return moved

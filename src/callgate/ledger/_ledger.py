@@ -265,8 +265,15 @@ class Ledger(RunsAndRequests):
         """Record the attempt's result, fenced by the claim's epoch: ``committed`` (the
         effect applied, ``output`` is what the model sees) or, with ``applied=False``,
         ``failed`` (definitely not applied; an error result). A fenced write is kept in
-        ``late_results`` and raises :class:`FencedError`; nothing is overwritten."""
-        return _attempts.settle(self._store, claim, output, is_error=is_error, applied=applied)
+        ``late_results`` and raises :class:`FencedError`; nothing is overwritten.
+
+        ``output`` is a str or JSON value, or a :class:`~callgate.ToolResult` / tuple of
+        :class:`~callgate.TextPart` and :class:`~callgate.MediaPart` (a tool may return
+        either): inline media are stored once per digest in the same transaction, and
+        :meth:`results` gives them back byte for byte."""
+        return _attempts.settle(
+            self._store, claim, output, is_error=is_error, applied=applied, fault=self._fault
+        )
 
     def late_results(self, effect_id: str) -> tuple[tuple[int, str, Any], ...]:
         """Results that arrived after their claim was fenced: (epoch, worker, result)."""

@@ -214,7 +214,9 @@ class ToolContext:
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
 class Tool:
     """A tool registered on the ledger. ``run(arguments, ctx)`` returns the output (a str or
-    a JSON value); ``verify(arguments, ctx)`` returns Applied / NotApplied / Inconclusive.
+    a JSON value; or a tuple of TextPart/MediaPart, or a ToolResult to add an ``audit``
+    value or mark an error, whose ``call_id`` the ledger replaces);
+    ``verify(arguments, ctx)`` returns Applied / NotApplied / Inconclusive.
     ``business_key(arguments)`` names the intent for duplicate detection across turns: a
     str; when it raises or returns anything else, that call gets an error result (it is
     not run) and the run goes on. Raises :class:`UsageError` when a callable is not one."""

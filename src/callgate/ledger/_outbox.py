@@ -16,7 +16,7 @@ from typing import Any
 from .._digest import canonical_digest
 from ._attempts import settle, settle_tx
 from ._model import Claim, EffectFailed, EffectRecord, FencedError, Tool, ToolContext
-from ._rows import OutboxMessage, RawSQL, dump, model_output, one_effect, result_json
+from ._rows import OutboxMessage, RawSQL, dump, one_effect, tool_result_text
 from ._store import Row, Store, Tx
 from ._transitions import OUTBOX, EffectEvent, OutboxEvent, OutboxState, move_row, move_where
 
@@ -76,7 +76,8 @@ def run_local(
             ctx = dataclasses.replace(ctx, tx=LocalTx(tx, claim.effect_id, claim.idempotency_token))
             output = tool.run(claim.arguments, ctx)
             fault("after_return")
-            if settle_tx(tx, claim, EffectEvent.COMMIT, _result(output, False)) is None:
+            text = tool_result_text(tx, output, False)
+            if settle_tx(tx, claim, EffectEvent.COMMIT, text) is None:
                 raise _Fenced
     except _Fenced:
         return _effect(store, claim.effect_id)
@@ -96,10 +97,6 @@ def run_local(
 def _effect(store: Store, effect_id: str) -> EffectRecord:
     with store.read() as tx:
         return one_effect(tx, effect_id)
-
-
-def _result(output: Any, is_error: bool) -> str:
-    return result_json(model_output(output), is_error)
 
 
 def relay(

@@ -29,8 +29,8 @@ from ._rows import (
     one_effect,
     request_from_row,
     requires_approval,
-    result_json,
     select_effects,
+    tool_result_text,
 )
 from ._store import Store, Tx
 from ._transitions import REQUESTS, EffectEvent, move
@@ -111,7 +111,6 @@ def verify(
     sets: dict[str, Any] = {"lease_owner": None, "lease_until": None}
     if isinstance(outcome, Applied):
         event = E.APPLIED
-        sets["result"] = result_json(outcome.output, False)
     elif isinstance(outcome, NotApplied):
         event = E.NOT_APPLIED
     else:
@@ -120,6 +119,8 @@ def verify(
         sets["lease_until"] = RawSQL("{now} + ?", (settle,))  # not due again before then
         detail = {**(detail or {}), "settle_seconds": settle}
     with store.transaction() as tx:
+        if isinstance(outcome, Applied):  # media parts go to the blob table in this tx
+            sets["result"] = tool_result_text(tx, outcome.output, False)
         if event is E.NOT_APPLIED and requires_approval(tx, effect.effect_id):
             event = E.NOT_APPLIED_NEEDS_APPROVAL
         moved = move(
@@ -185,7 +186,7 @@ def recover(tx: Tx, scope: str, worker_id: str) -> RecoveryReport:
         "(r.owner IS NULL OR r.owner_until < {now}) ORDER BY e.run_id",
         (scope,),
     )
-    reqs = tuple(request_from_row(r) for r in requests)
+    reqs = tuple(request_from_row(r, tx) for r in requests)
     resumable = sorted({r[0] for r in runs} | {r.run_id for r in reqs})
     return RecoveryReport(
         lost=tuple(lost),

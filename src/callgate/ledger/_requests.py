@@ -10,6 +10,7 @@ from typing import Any
 
 from .._digest import canonical_digest
 from .._errors import UsageError
+from ._bodies import split_body
 from ._model import (
     ConflictError,
     LeaseLostError,
@@ -184,11 +185,13 @@ class RunsAndRequests:
             )
             seq = int(row[0]) + 1 if row else 1
             request_id = canonical_digest(["request", self.scope, run_id, seq])
+            stored, long_strings = split_body(tx, body, body_text)  # media once per digest
             write_audited(
                 tx,
                 "INSERT INTO ledger_requests (request_id, scope, run_id, seq, state, provider, "
                 "request_digest, provider_turn_id, carries_turn, provider_side_effects, body, "
-                "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, {now}, {now})",
+                "body_blobs, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, {now}, {now})",
                 (
                     request_id,
                     self.scope,
@@ -199,7 +202,8 @@ class RunsAndRequests:
                     request_digest,
                     carries_turn,
                     int(bool(provider_side_effects)),
-                    body_text,
+                    stored,
+                    long_strings,
                 ),
                 AUDIT_INSERT + AUDIT_VALUES,
                 (self.scope, run_id, None, request_id, None, first.value, start.value, None,
@@ -236,7 +240,7 @@ class RunsAndRequests:
         )
         if row is None:
             raise UsageError(f"no request {request_id!r}")
-        req = request_from_row(row)
+        req = request_from_row(row, tx)
         if lock and not together:
             tx.lock_run(self._run_key(req.run_id))
         return req
@@ -248,7 +252,7 @@ class RunsAndRequests:
                 "WHERE scope = ? AND run_id = ? ORDER BY seq",
                 (self.scope, run_id),
             )
-        return tuple(request_from_row(row) for row in rows)
+            return tuple(request_from_row(row, tx) for row in rows)
 
     def _move_request(
         self, tx: Tx, req: RequestRecord, event: RequestEvent, **sets: Any

@@ -10,6 +10,7 @@ from typing import Any
 from .._digest import canonical_bytes
 from .._errors import UsageError
 from .._results import ToolResult
+from ._bodies import join_body
 from ._model import (
     AuditEvent,
     EffectClass,
@@ -18,6 +19,7 @@ from ._model import (
     RequestRecord,
     RequestState,
 )
+from ._parts import as_output, decode_result, encode_result
 from ._store import Row, Tx
 
 __all__ = [
@@ -40,6 +42,7 @@ __all__ = [
     "requires_approval",
     "result_json",
     "select_effects",
+    "tool_result_text",
     "write_audited",
 ]
 
@@ -72,7 +75,7 @@ EFFECT_COLUMNS = (
 )
 REQUEST_COLUMNS = (
     "request_id, run_id, seq, state, provider, request_digest, provider_turn_id, "
-    "carries_turn, provider_side_effects, body"
+    "carries_turn, provider_side_effects, body, body_blobs"
 )
 OUTBOX_COLUMNS = "outbox_id, effect_id, topic, payload, idempotency_token, attempts"
 EVENT_COLUMNS = "seq, effect_id, run_id, from_state, to_state, event, epoch, actor, detail, at"
@@ -91,11 +94,23 @@ def result_json(output: Any, is_error: bool) -> str:
     return dump({"output": output, "is_error": is_error})
 
 
-def effect_from_row(row: Row) -> EffectRecord:
+def tool_result_text(tx: Tx, value: Any, is_error: bool) -> str:
+    """The result column's text for what a tool returned: a plain value (see
+    :func:`model_output`), or a :class:`ToolResult` / tuple of parts / ``Internal``, whose
+    media go to the blob table in ``tx`` (see ``ledger/_parts.py``)."""
+    rich = as_output(value)
+    if rich is None:
+        return result_json(model_output(value), is_error)
+    output, flagged, audit_value = rich
+    return encode_result(tx, output, is_error or flagged, audit_value)
+
+
+def effect_from_row(row: Row, tx: Tx | None = None) -> EffectRecord:
+    """The record a row holds; ``tx`` reads the media a result with parts names."""
     stored = load(row[15])
-    result = None
+    result: ToolResult | None = None
     if stored is not None:
-        result = ToolResult(call_id=row[4], output=stored["output"], is_error=stored["is_error"])
+        result = decode_result(tx, row[4], stored)
     return EffectRecord(
         effect_id=row[0],
         run_id=row[1],
@@ -121,7 +136,7 @@ def effect_from_row(row: Row) -> EffectRecord:
     )
 
 
-def request_from_row(row: Row) -> RequestRecord:
+def request_from_row(row: Row, tx: Tx | None = None) -> RequestRecord:
     return RequestRecord(
         request_id=row[0],
         run_id=row[1],
@@ -132,11 +147,11 @@ def request_from_row(row: Row) -> RequestRecord:
         provider_turn_id=row[6],
         carries_turn=None if row[7] is None else int(row[7]),
         provider_side_effects=bool(row[8]),
-        body=load(row[9]),
+        body=join_body(tx, load(row[9]), row[10]),
     )
 
 
-def outbox_from_row(row: Row) -> OutboxMessage:
+def outbox_from_row(row: Row, tx: Tx | None = None) -> OutboxMessage:
     return OutboxMessage(row[0], row[1], row[2], load(row[3]), row[4], int(row[5]))
 
 
@@ -208,7 +223,7 @@ def write_audited(
 
 def select_effects(tx: Tx, where: str, params: Sequence[Any]) -> list[EffectRecord]:
     rows = tx.rows(f"SELECT {EFFECT_COLUMNS} FROM ledger_effects WHERE {where}", params)  # noqa: S608
-    return [effect_from_row(row) for row in rows]
+    return [effect_from_row(row, tx) for row in rows]
 
 
 def one_effect(tx: Tx, effect_id: str) -> EffectRecord:

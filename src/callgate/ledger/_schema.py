@@ -89,7 +89,16 @@ _V2 = (
     "CREATE INDEX ledger_outbox_state ON ledger_outbox (state, lease_until)",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2)
+# Inline media of tool results, once per digest (see ledger/_parts.py); results name them.
+_V3 = (
+    """CREATE TABLE ledger_blobs (
+        digest TEXT PRIMARY KEY, size INTEGER NOT NULL, data {blob} NOT NULL,
+        created_at {real} NOT NULL)""",
+    # A request body's long strings (a replayed screenshot) in ledger_blobs: ledger/_bodies.py
+    "ALTER TABLE ledger_requests ADD COLUMN body_blobs TEXT",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3)
 SCHEMA_VERSION = len(MIGRATIONS)
 _META = "CREATE TABLE IF NOT EXISTS ledger_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 

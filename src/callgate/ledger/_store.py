@@ -32,6 +32,7 @@ _SQLITE_TOKENS = {
     "for_update": "",
     "real": "REAL",
     "serial": "INTEGER PRIMARY KEY AUTOINCREMENT",
+    "blob": "BLOB",
 }
 _POSTGRES_TOKENS = {
     "now": "(extract(epoch from clock_timestamp())::double precision)",
@@ -39,6 +40,7 @@ _POSTGRES_TOKENS = {
     "for_update": "FOR UPDATE",
     "real": "DOUBLE PRECISION",
     "serial": "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
+    "blob": "BYTEA",
 }
 
 

@@ -191,7 +191,7 @@ class Machine:
     key: str
     also: str
     columns: str
-    from_row: Callable[[Row], Any]
+    from_row: Callable[[Row, Tx], Any]
     trail: str | None
 
     def step(self, state: Any, event: Any, key: str | None = None) -> Any:
@@ -417,7 +417,7 @@ def move_row(
         return None
     if not together:
         _audit(tx, machine, key, source, target, event, actor, detail)
-    return True if isinstance(row, bool) else machine.from_row(row)
+    return True if isinstance(row, bool) else machine.from_row(row, tx)
 
 
 def move_where(
@@ -458,11 +458,11 @@ def move_where(
             f"SELECT {machine.columns} FROM moved",
             [*update_params, str(sources[0]), str(target), str(event), actor],
         )
-        return [machine.from_row(row) for row in rows]
+        return [machine.from_row(row, tx) for row in rows]
     rows = tx.rows(f"{update}{machine.columns}", update_params)
     moved = []
     for row in rows:
-        record = machine.from_row(row)
+        record = machine.from_row(row, tx)
         note = detail(record) if detail else None
         _audit(tx, machine, row[0], sources[0], target, event, actor, note)
         moved.append(record)

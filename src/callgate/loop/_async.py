@@ -14,6 +14,7 @@ import inspect
 from collections.abc import AsyncIterable, Awaitable, Callable
 from typing import Any
 
+from .._errors import UsageError
 from ..ledger import LeaseLostError, RequestRecord, RunLease
 from ._core import Got, LoopCore, Outcome, _Do, _side
 from ._model import LoopError, LoopResult
@@ -32,6 +33,8 @@ class AsyncHostLoop(LoopCore):
     :data:`AsyncSend` and ``client`` an ``httpx.AsyncClient``."""
 
     def _make_transport(self, base_url: str, timeout: float, client: Any) -> Any:
+        if self._transport_kind != "http":
+            raise UsageError("the WebSocket transport is HostLoop's (sync) only, for now")
         return AsyncHTTPTransport(base_url, timeout=timeout, client=client)
 
     async def aclose(self) -> None:

@@ -58,6 +58,8 @@ MODEL_FAULT_POINTS = (
     "after_continuation_identified",
 )
 R = RequestState
+# How requests reach the provider: HTTP (SSE), or one WebSocket per run (OpenAI Responses).
+_TRANSPORTS = frozenset({"http", "websocket"})
 _DONE = frozenset(
     {EffectState.COMMITTED, EffectState.FAILED, EffectState.REJECTED, EffectState.DELIVERED}
 )
@@ -69,6 +71,7 @@ class LoopCore(Failures):
 
     _retries = 0
     _sleep_for = 0.0
+    _transport_kind = "http"
 
     def _make_transport(self, base_url: str, timeout: float, client: Any) -> Any:
         raise NotImplementedError
@@ -111,8 +114,17 @@ class LoopCore(Failures):
         unresolved: str = "hold",
         provider_side_effects: bool = False,
         lease_seconds: float = 30.0,
+        transport: str = "http",
     ) -> None:
         self._adapter: Adapter = adapter_for(protocol)
+        if transport not in _TRANSPORTS:
+            raise UsageError(f"transport must be one of {sorted(_TRANSPORTS)}")
+        if transport != "http" and (protocol != "openai_responses" or base_url is None):
+            raise UsageError(
+                "transport='websocket' is OpenAI Responses' WebSocket mode: only for "
+                "openai_responses, with base_url="
+            )
+        self._transport_kind = transport
         if not isinstance(ledger, Ledger):
             raise UsageError("ledger must be a callgate.ledger.Ledger")
         if (send is None) == (base_url is None):

@@ -8,6 +8,7 @@ from typing import Any
 from ..ledger import LeaseLostError, RequestRecord, RunLease
 from ._core import LoopCore, Outcome, _Do, _side
 from ._model import LoopError, LoopResult
+from ._socket import WebSocketTransport
 from ._transport import HTTPTransport
 
 __all__ = ["HostLoop"]
@@ -38,9 +39,15 @@ class HostLoop(LoopCore):
     ``lease_seconds`` is the lease on the run and on each tool attempt; a keeper thread
     renews both every third of it while the model or a tool takes its time
     (:class:`~callgate.ledger.LeaseKeeper`), so neither has to be faster than the lease.
+    ``transport="websocket"`` (OpenAI Responses, with ``base_url``; the ``websocket``
+    extra) sends each request as a ``response.create`` frame on one socket per
+    ``run``/``resume``, through the room's connection parser; a dropped socket is
+    reconciled by the HTTP rules (see :mod:`callgate.loop._socket`).
     """
 
     def _make_transport(self, base_url: str, timeout: float, client: Any) -> Any:
+        if self._transport_kind == "websocket":
+            return WebSocketTransport(base_url, timeout=timeout, client=client)
         return HTTPTransport(base_url, timeout=timeout, client=client)
 
     def close(self) -> None:
@@ -93,6 +100,8 @@ class HostLoop(LoopCore):
             return self._lost(run_id, lost)
         finally:
             self._close(lease)
+            if isinstance(self._transport, WebSocketTransport):
+                self._transport.disconnect()  # one socket per run: its cache ends here
         raise LoopError(f"run {run_id!r} reached no final answer within {self._max_turns} turns")
 
     def _step(self, run_id: str, lease: RunLease) -> Outcome:

@@ -45,6 +45,11 @@ class ProviderHTTPError(CallgateError):
         self.retryable = retryable
 
 
+class SocketDroppedError(ConnectionError):
+    """The loop's WebSocket closed, timed out or could not be opened: a connection-level
+    failure, reconciled like an HTTP transport error (nothing of a cut response runs)."""
+
+
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
 class ToolSpec:
     """A ledger :class:`~callgate.ledger.Tool` with what the model is told about it.

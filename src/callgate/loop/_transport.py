@@ -13,9 +13,9 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from .._errors import UsageError
-from ._model import ProviderHTTPError
+from ._model import ProviderHTTPError, SocketDroppedError
 
-__all__ = ["AsyncHTTPTransport", "HTTPTransport"]
+__all__ = ["AsyncHTTPTransport", "HTTPTransport", "refusal"]
 
 _RETRYABLE = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 _BODY_CUT = 2000
@@ -31,7 +31,7 @@ def _httpx() -> Any:
     return httpx
 
 
-def _refusal(status: int, text: str) -> ProviderHTTPError:
+def refusal(status: int, text: str) -> ProviderHTTPError:
     return ProviderHTTPError(
         f"HTTP {status} from the provider",
         status=status,
@@ -63,22 +63,23 @@ class HTTPTransport:
         with self._client.stream("POST", self.base_url + path, json=body, headers=headers) as resp:
             if resp.status_code != 200:
                 resp.read()
-                raise _refusal(resp.status_code, resp.text)
+                raise refusal(resp.status_code, resp.text)
             yield resp.iter_raw()
 
     def get(self, path: str, headers: dict[str, str]) -> bytes:
         """GET a stored turn back: the JSON body or the replayed SSE stream, whole."""
         resp = self._client.get(self.base_url + path, headers=headers)
         if resp.status_code != 200:
-            raise _refusal(resp.status_code, resp.text)
+            raise refusal(resp.status_code, resp.text)
         content: bytes = resp.content
         return content
 
 
 def is_transport_error(exc: BaseException) -> bool:
-    """A connection-level failure of httpx (no HTTP answer at all)."""
+    """A connection-level failure of httpx (no HTTP answer at all) or of the loop's
+    WebSocket (:class:`SocketDroppedError`)."""
     httpx = _httpx()
-    return isinstance(exc, httpx.TransportError)
+    return isinstance(exc, httpx.TransportError | SocketDroppedError)
 
 
 OpenStream = Callable[[dict[str, Any]], Any]
@@ -107,12 +108,12 @@ class AsyncHTTPTransport:
         async with request as resp:
             if resp.status_code != 200:
                 await resp.aread()
-                raise _refusal(resp.status_code, resp.text)
+                raise refusal(resp.status_code, resp.text)
             yield resp.aiter_raw()
 
     async def get(self, path: str, headers: dict[str, str]) -> bytes:
         resp = await self._client.get(self.base_url + path, headers=headers)
         if resp.status_code != 200:
-            raise _refusal(resp.status_code, resp.text)
+            raise refusal(resp.status_code, resp.text)
         content: bytes = resp.content
         return content

@@ -22,6 +22,7 @@ from .._errors import CallgateError
 from .._json import loads_strict
 from ._jsonpath import compile_path, select
 from ._providers._kit import FunctionResult, RequestView
+from ._providers._media_kit import media_in
 
 __all__ = ["mismatches"]
 
@@ -246,6 +247,30 @@ def _result_problems(
             problems.append(f"result for {label} does not contain {spec['output_contains']!r}")
         if "is_error" in spec and result.is_error != spec["is_error"]:
             problems.append(f"result for {label} has is_error={result.is_error}")
+        if "media" in spec:
+            problems.extend(_media_problems(label, spec["media"], result))
+    return problems
+
+
+def _media_problems(
+    label: str, wanted: Sequence[Mapping[str, Any]], result: FunctionResult
+) -> list[str]:
+    """The result's inline media, in order, against ``wanted`` (kind, media type, size
+    and digest of the decoded bytes; a key left out is not compared)."""
+    urlsafe = result.parts is not None  # generateContent sends URL-safe base64
+    sent = [m.summary(urlsafe=urlsafe) for m in (*media_in(result.output), *media_in(result.parts))]
+    if len(sent) != len(wanted):
+        return [
+            f"result for {label} carries {len(sent)} inline media part(s), expected {len(wanted)}"
+        ]
+    problems = []
+    for index, (spec, got) in enumerate(zip(wanted, sent, strict=True)):
+        for key, value in spec.items():
+            if got.get(key) != value:
+                problems.append(
+                    f"media part {index} of the result for {label} has {key} {got.get(key)!r}, "
+                    f"expected {value!r}"
+                )
     return problems
 
 

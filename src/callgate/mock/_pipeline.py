@@ -32,6 +32,7 @@ from ._http import SSE_HEADERS, Reply, WholeStream, begin_entry, reply_response
 from ._journal import JournalEntry
 from ._providers import Endpoint as EndpointSpec
 from ._providers import provider
+from ._providers._media_kit import ELIDE_AT, elide_media
 from ._script import ScriptTurn
 from ._state import Mismatch, MockState, Session
 
@@ -55,6 +56,8 @@ def parse_json(raw: bytes, entry: JournalEntry) -> Any:
     # A shallow copy: a provider may rewrite top-level fields of the body it validates
     # (an Anthropic thread ``continue`` becomes the whole history); the journal keeps the wire.
     entry.body = dict(body) if isinstance(body, dict) else body
+    if len(raw) >= ELIDE_AT and (b"base64" in raw or b'"data"' in raw):
+        entry.body = elide_media(entry.body)  # a digest and size instead of the bytes
     return body
 
 

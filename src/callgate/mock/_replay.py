@@ -32,6 +32,7 @@ from ..contracts import Fixture, load_fixtures
 from ..recording import protocol_of as path_protocol
 from ._guard import BodyTooLargeError, HostCheck, error, protocol_of, read_body
 from ._journal import JournalEntry
+from ._providers._media_kit import elide_media
 from ._script import Script
 from ._state import CONVERSATION_HEADER, TEST_ID_HEADER, MockState
 
@@ -177,7 +178,7 @@ class ReplayApp:
             body = loads_strict(raw) if raw else None
         except CallgateError as exc:
             return self._refuse(entry, protocol, f"request body is not valid JSON: {exc}")
-        entry.body = body
+        entry.body = elide_media(body)  # a digest and size instead of inline media
         found, problem = self._take(entry, protocol, request.method, body)
         if found is None:
             return self._refuse(entry, protocol, problem, mismatch=True)

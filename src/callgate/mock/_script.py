@@ -57,6 +57,7 @@ from ._fixtures import MATCH_KEYS, Fixture, check_match, parse_fixtures
 from ._providers import PROTOCOLS, provider
 from ._providers._chunking import MAX_SEED, check_chunking, make_splitter
 from ._providers._kit import ScriptTurn
+from ._providers._media_kit import check_media_spec
 
 __all__ = [
     "PROTOCOLS",
@@ -78,7 +79,7 @@ _RESPOND_KEYS = {
     "text", "calls", "reasoning", "status", "usage", "chunking", "interleave", "disconnect_after",
     "fault", "pacing",
 }  # fmt: skip
-_RESULT_KEYS = {"call_id", "name", "call", "output", "output_contains", "is_error"}
+_RESULT_KEYS = {"call_id", "name", "call", "output", "output_contains", "is_error", "media"}
 _CALL_KEYS = {"name", "arguments", "raw", "id"}
 _USAGE_KEYS = {"input_tokens", "output_tokens"}
 MAX_TOKENS = 2**53  # a usage count (exact in every JSON reader)
@@ -317,6 +318,8 @@ def _parse_turn(ctx: _Ctx, turn: Any, loc: str) -> ScriptTurn:
             ctx.bounded(result["call"], f"{rloc}/call", 0, 2**31)
         if "is_error" in result:
             ctx.typed(result["is_error"], bool, f"{rloc}/is_error")
+        if "media" in result:
+            check_media_spec(ctx, result["media"], f"{rloc}/media")
     if "text" in respond:
         ctx.typed(respond["text"], str, f"{loc}/respond/text")
     calls = ctx.typed(respond.get("calls", []), list, f"{loc}/respond/calls")

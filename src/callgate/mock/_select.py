@@ -115,6 +115,7 @@ def _ordered(
         previous_calls=calls,
         body=body,
     )
+    problems += provider(protocol).turn_problems(turn, body)
     return turn, turn.location, problems
 
 
@@ -140,6 +141,7 @@ def _fixture(
         problems = mismatches(
             turn.expect, view, previous_response_id=previous, previous_calls=calls, body=body
         )
+        problems += provider(protocol).turn_problems(turn, body)
         if not problems:
             return fixture, turn
         notes.append(f"fixture {fixture.location}: {'; '.join(problems)}")

@@ -13,6 +13,9 @@ SDK generations' request param types (:mod:`._providers._request_valid`)
     ``anthropic_request_valid``         Anthropic Messages (beta threads included)
     ``gemini_request_valid``            Gemini Interactions
     ``gemini_gc_request_valid``         Gemini generateContent / streamGenerateContent
+Each of these first checks the media of tool results with the provider's own answer
+(unsupported type, oversize, bad base64, media in a Chat Completions tool message; each
+provider's ``_media.py``, docs/request-validation.md "Media in tool results").
 OpenAI Responses (``previous_response_id`` / replayed ``input`` items)
     ``openai_previous_response_found``  the previous id names a stored response
     ``openai_item_reference_found``     an ``item_reference`` names an output item of a

@@ -14,6 +14,9 @@ flag for a tool result, so the builder renders a result this way: a ``str`` outp
 is; a ``dict``/``list`` output as its canonical JSON text; an error result
 (``is_error=True``) always as the JSON text ``{"error": <output>}``, so the model reads it
 as a failure and it never looks like success text (the ledger keeps ``is_error`` itself).
+A tuple of parts goes as a list of ``text`` content parts (an error result as
+``{"error": [text, ...]}``); a media part is refused with a
+:class:`~callgate.ContinuationError`, never dropped and never moved to a user message.
 
 Errors, the rule of every room's builders: an argument of the wrong type or shape is a
 :class:`~callgate.UsageError`; a precondition of the conversation (mutated turn, a turn
@@ -31,11 +34,16 @@ from typing import Any
 from .._digest import canonical_bytes
 from .._errors import ContinuationError, UsageError
 from .._json import json_copy
+from .._limits import DEFAULT_LIMITS, Limits
 from .._results import ToolResult, bind_results
+from .._visible import checked_outputs
 from ..contracts import REVISIONS
+from ._events import PROVIDER
+from ._media import API, render_parts, text_content
 from ._turn import Turn, turn_digest
 
 __all__ = ["build_continuation"]
+
 
 _ROLES = ("developer", "system", "user", "assistant", "tool")
 
@@ -130,8 +138,13 @@ def _declared(tools: Any) -> tuple[list[Any], set[str]]:
     return copied, names
 
 
-def _render(result: ToolResult) -> str:
+def _render(result: ToolResult) -> str | list[dict[str, Any]]:
     output = result.output
+    if type(output) is tuple:
+        texts = render_parts(result)
+        if not result.is_error:
+            return text_content(texts)
+        output = texts
     if result.is_error:
         output = {"error": output}
     if type(output) is str:
@@ -139,7 +152,9 @@ def _render(result: ToolResult) -> str:
     return canonical_bytes(output).decode("utf-8")
 
 
-def _tool_messages(turn: Turn, results: Iterable[ToolResult]) -> list[dict[str, Any]]:
+def _tool_messages(
+    turn: Turn, results: Iterable[ToolResult], limits: Limits
+) -> list[dict[str, Any]]:
     if isinstance(results, str | bytes | Mapping) or not isinstance(results, Iterable):
         raise UsageError(f"results must be an iterable of ToolResult, not {type(results).__name__}")
     given = list(islice(results, len(turn.calls) + 1))
@@ -147,6 +162,7 @@ def _tool_messages(turn: Turn, results: Iterable[ToolResult]) -> list[dict[str, 
         if not isinstance(result, ToolResult):
             raise UsageError(f"result #{position} is a {type(result).__name__}, not a ToolResult")
     bound = bind_results([call.call_id for call in turn.calls], given)
+    checked_outputs(bound, api=API, provider=PROVIDER, limits=limits, measure="raw")
     return [
         {"role": "tool", "tool_call_id": call.call_id, "content": _render(result)}
         for call, result in zip(turn.calls, bound, strict=True)
@@ -173,6 +189,7 @@ def build_continuation(
     parallel_tool_calls: bool | None,
     response_format: dict[str, Any] | None,
     max_completion_tokens: int | None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> dict[str, Any]:
     """The next ``POST /chat/completions`` body after ``turn``'s calls ran (add
     ``stream`` and the request's other options yourself).
@@ -206,7 +223,7 @@ def build_continuation(
         "messages": [
             *history,
             json_copy(turn.message(), what="the turn's message"),
-            *_tool_messages(turn, results),
+            *_tool_messages(turn, results, limits),
         ],
         "tools": copied_tools,
     }

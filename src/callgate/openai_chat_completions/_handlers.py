@@ -70,6 +70,7 @@ class Handlers:
         "_unknown",
         "_usage",
         "_warnings",
+        "add_tool_calls",
         "origin",
     )
 
@@ -89,6 +90,8 @@ class Handlers:
         self.origin = "stream"
         self._delta_keys = DELTA_KEYS[baseline]
         self._assembly = Assembly(limits, profile)
+        #: what :meth:`hot_delta` returned goes here: the assembly's own method
+        self.add_tool_calls = self._assembly.add_tool_calls
         self._calls: tuple[ToolCall, ...] = ()
         self._entries: tuple[dict[str, Any], ...] | None = None
         self._current: dict[str, Any] | None = None
@@ -251,6 +254,45 @@ class Handlers:
         choice = self._current
         if choice is not None:
             self._choice(choice, "delta")
+
+    def hot_delta(self, chunk: dict[str, Any]) -> list[Any] | None:
+        """The ``tool_calls`` of a chunk in the argument-delta stream's one shape (the id
+        and model seen before, no usage, one choice at index 0 whose delta is only
+        ``tool_calls``: no finish reason, logprobs or other field), its top-level fields
+        taken as :meth:`_on_delta` takes them; ``None``, nothing taken, for any other
+        chunk. Only in the OPEN state, where such a chunk classifies as a delta."""
+        get = chunk.get
+        choices = get("choices")
+        if (
+            type(choices) is not list
+            or len(choices) != 1
+            or get("object") != CHUNK_OBJECT
+            or "error" in chunk
+            or get("id") != self._completion_id
+            or get("model") != self._model
+            or get("usage") is not None
+            or self._select is not None
+        ):
+            return None
+        choice = choices[0]
+        if type(choice) is not dict or not choice.keys() <= _OWN_CHOICE:
+            return None
+        index, delta = choice.get("index"), choice.get("delta")
+        if (
+            type(index) is not int
+            or index != 0
+            or choice.get("finish_reason") is not None
+            or choice.get("logprobs") is not None
+            or type(delta) is not dict
+            or len(delta) != 1
+        ):
+            return None
+        tool_calls = delta.get("tool_calls")
+        if type(tool_calls) is not list:
+            return None
+        self._chunks += 1
+        self._response.update(chunk)
+        return tool_calls
 
     def _on_empty(self, chunk: dict[str, Any]) -> None:
         if chunk.get("object") == "":

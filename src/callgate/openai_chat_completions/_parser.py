@@ -22,13 +22,15 @@ from .._json import loads_strict
 from .._limits import DEFAULT_LIMITS, Limits
 from ..contracts import CURRENT_REVISION, REVISIONS
 from ..sse import SSEDecoder
-from ._events import DONE_MARKER, K_DONE, PROVIDER
+from ._events import DONE_MARKER, K_DELTA, K_DONE, PROVIDER
 from ._handlers import Handlers
 from ._profiles import Profile, get_profile
 from ._state import TRANSITIONS, State
 from ._turn import Turn
 
 __all__ = ["Parser", "forced_function", "parse_stream"]
+
+_OPEN = State.OPEN
 
 
 def check_choice_index(choice_index: Any) -> None:
@@ -111,14 +113,23 @@ class Parser(Boundary[State]):
             decoder = self._decoder = SSEDecoder(limits=self._limits)
         try:
             limits, route = self._limits, self._route
-            for event in decoder.feed(chunk):
+            hot, add_calls = self._handlers.hot_delta, self._handlers.add_tool_calls
+            for data in decoder.feed_data(chunk):
                 self._events += 1  # the decoder bounds the count
                 self._wire_type = None
-                data = event.data
                 if data.startswith(DONE_MARKER):
                     self._route_done()
-                else:
-                    route(loads_strict(data, limits=limits))
+                    continue
+                obj = loads_strict(data, limits=limits)
+                # An argument delta in OPEN (most of a stream): the delta row's work
+                # without the classification and the handler calls.
+                if self._state is _OPEN and type(obj) is dict:
+                    calls = hot(obj)
+                    if calls is not None:
+                        self._wire_type = K_DELTA
+                        add_calls(calls)
+                        continue
+                route(obj)
         except CAUGHT as exc:
             self._fail(exc)
 

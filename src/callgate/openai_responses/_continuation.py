@@ -25,7 +25,12 @@ from typing import Any
 from .._digest import canonical_bytes
 from .._errors import ContinuationError, UsageError
 from .._json import json_copy
+from .._limits import DEFAULT_LIMITS, Limits
 from .._results import ToolResult, bind_results
+from .._visible import checked_outputs
+from ._connection import ConnectionToken, check_token
+from ._events import PROVIDER
+from ._media import API, render_parts
 from ._turn import Turn, turn_digest
 
 __all__ = ["build_stateful_continuation", "build_stateless_continuation"]
@@ -79,28 +84,45 @@ def build_stateful_continuation(
     instructions: str | None,
     tools: Sequence[Mapping[str, Any]],
     request_controls: Mapping[str, Any] | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    connection: ConnectionToken | None = None,
 ) -> dict[str, Any]:
     """The next request via ``previous_response_id``: only the results are sent as input.
 
-    ``previous_response_was_stored`` must be ``True``: the caller asserts the prior
-    Response was created with storage on and is retrievable (it is not sent). ``store`` is
-    the new request's own choice. ``instructions=None`` omits the field.
+    ``previous_response_was_stored=True``: the caller asserts the prior Response was
+    created with storage on and is retrievable (it is not sent). An unstored prior
+    Response (``False``) can be named only on the WebSocket connection that produced it,
+    while it is that connection's most recent response (its connection-local cache):
+    ``connection`` must then be :meth:`Connection.token` of that live connection (a
+    :class:`ConnectionToken`, checked against the turn whenever given). ``store`` is the
+    new request's own choice. ``instructions=None`` omits the field.
 
     Raises :class:`~callgate.ContinuationError` for a precondition of the conversation: the
-    turn was mutated after parsing or has no calls, the prior response was not stored, a
-    called function is not declared in ``tools``, ``request_controls`` overrides a
-    protected field; :class:`~callgate.BindingError` if ``results`` do not answer the calls
-    exactly; :class:`~callgate.UsageError` for an argument of the wrong type or shape (not
-    a Turn of this room, non-JSON value, unknown control, ``response_format``).
+    turn was mutated after parsing or has no calls, the prior response was not stored and
+    no valid token proves the live connection (closed, another connection's, or no longer
+    its most recent response), a called function is not declared in ``tools``,
+    ``request_controls`` overrides a protected field; :class:`~callgate.BindingError` if
+    ``results`` do not answer the calls exactly; :class:`~callgate.UsageError` for an
+    argument of the wrong type or shape (not a Turn of this room, non-JSON value, unknown
+    control, ``response_format``, a ``connection`` that is not a token).
+
+    A result whose output is a tuple of parts is sent as a list of ``input_text`` /
+    ``input_image`` / ``input_file`` parts (see ``_media``); audio and video parts, an
+    Internal value or an audit value in an output raise
+    :class:`~callgate.ContinuationError`, the media bounds of ``limits``
+    :class:`~callgate.LimitExceededError`.
     """
     if type(previous_response_was_stored) is not bool:
         raise UsageError("previous_response_was_stored must be a bool")
-    if previous_response_was_stored is not True:
+    if connection is None and previous_response_was_stored is not True:
         raise ContinuationError(
-            "previous_response_id needs a stored prior response; use "
+            "previous_response_id needs a stored prior response (or, on a WebSocket, a "
+            "token of the live connection that holds it); use "
             "build_stateless_continuation for store=false or zero-retention"
         )
-    outputs = _checked(turn, results)
+    outputs = _checked(turn, results, limits)
+    if connection is not None:
+        check_token(connection, turn)
     if type(turn.response_id) is not str:
         raise ContinuationError("the turn has no response id")
     body = _head(model, instructions, tools, turn)
@@ -121,6 +143,7 @@ def build_stateless_continuation(
     instructions: str | None,
     tools: Sequence[Mapping[str, Any]],
     request_controls: Mapping[str, Any] | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> dict[str, Any]:
     """The next request with the full history as input (``store=false``, zero retention).
 
@@ -134,7 +157,7 @@ def build_stateless_continuation(
     Raises like :func:`build_stateful_continuation`, and
     :class:`~callgate.ContinuationError` for a reasoning item that cannot be replayed.
     """
-    outputs = _checked(turn, results)
+    outputs = _checked(turn, results, limits)
     if isinstance(prior_input_items, str | bytes) or not isinstance(  # type: ignore[unreachable]
         prior_input_items, Sequence
     ):
@@ -166,7 +189,7 @@ def build_stateless_continuation(
 # -- shared checks --------------------------------------------------------------------
 
 
-def _checked(turn: Turn, results: Iterable[ToolResult]) -> list[dict[str, Any]]:
+def _checked(turn: Turn, results: Iterable[ToolResult], limits: Limits) -> list[dict[str, Any]]:
     """Verify the turn, bind the results; return the ``function_call_output`` items."""
     if not isinstance(turn, Turn):
         raise UsageError(f"turn must be an openai_responses.Turn, not {type(turn).__name__}")
@@ -185,16 +208,19 @@ def _checked(turn: Turn, results: Iterable[ToolResult]) -> list[dict[str, Any]]:
         if not isinstance(result, ToolResult):
             raise UsageError(f"result #{position} is a {type(result).__name__}, not a ToolResult")
     bound = bind_results([call.call_id for call in turn.calls], results)
+    checked_outputs(bound, api=API, provider=PROVIDER, limits=limits, measure="raw")
     return [
-        {
-            "type": "function_call_output",
-            "call_id": result.call_id,
-            "output": result.output
-            if type(result.output) is str
-            else canonical_bytes(result.output).decode("utf-8"),
-        }
+        {"type": "function_call_output", "call_id": result.call_id, "output": _output(result)}
         for result in bound
     ]
+
+
+def _output(result: ToolResult) -> str | list[dict[str, Any]]:
+    if type(result.output) is tuple:
+        return render_parts(result)
+    if type(result.output) is str:
+        return result.output
+    return canonical_bytes(result.output).decode("utf-8")
 
 
 def _head(

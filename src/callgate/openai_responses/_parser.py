@@ -70,7 +70,7 @@ class Parser(Boundary[State]):
     returns the same turn again.
     """
 
-    __slots__ = ("_decoder", "_done_marker", "_handlers", "_last_seq", "_specs")
+    __slots__ = ("_decoder", "_done_marker", "_handlers", "_last_seq", "_socket", "_specs")
     PROVIDER = PROVIDER
 
     def __init__(
@@ -88,6 +88,7 @@ class Parser(Boundary[State]):
         self._decoder = SSEDecoder(limits=limits)
         self._last_seq = -1
         self._done_marker = False
+        self._socket = False  # set by a Connection: its own response, fed frame by frame
 
     # -- public ----------------------------------------------------------------------
 
@@ -132,6 +133,19 @@ class Parser(Boundary[State]):
         except CAUGHT as exc:
             self._fail(exc)
 
+    def _feed_decoded(self, obj: dict[str, Any]) -> None:
+        """Feed one event that a :class:`~._connection.Connection` already decoded as
+        strict JSON and owns (a WebSocket frame is one event): no second copy. Raises like
+        :meth:`feed_event`."""
+        self._check_usable(EVENTS)
+        self._mode = EVENTS
+        try:
+            self._wire_type = None
+            self._count_event()
+            self._apply(obj, None)
+        except CAUGHT as exc:
+            self._fail(exc)
+
     def finish(self) -> Turn:
         """End the stream and return the turn.
 
@@ -168,10 +182,14 @@ class Parser(Boundary[State]):
             raise SchemaError(f"SSE event name {sse_name[:100]!r} differs from the JSON type")
         seq = obj.get("sequence_number")
         if type(seq) is not int:
-            raise SchemaError("event lacks an integer sequence_number")
-        if seq <= self._last_seq:
+            # A WebSocket error event may omit it ("sequence_number?": only an error the
+            # response stream emitted has one); every other event, and SSE, must carry it.
+            if not (self._socket and etype == "error" and "sequence_number" not in obj):
+                raise SchemaError("event lacks an integer sequence_number")
+        elif seq <= self._last_seq:
             raise SequenceError(f"sequence_number {seq} does not increase past {self._last_seq}")
-        self._last_seq = seq
+        else:
+            self._last_seq = seq
         if entry is None:
             raise SequenceError(f"{etype} is not allowed in state {self._state.value}")
         handler, nxt, row, spec, fields = entry

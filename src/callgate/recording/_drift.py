@@ -96,8 +96,43 @@ def _gemini(ev: dict[str, Any]) -> tuple[list[Triple], list[tuple[str, Any]]]:
     return found, values
 
 
+def _chat(ev: dict[str, Any]) -> tuple[list[Triple], list[tuple[str, Any]]]:
+    """Chat Completions objects carry no wire type: each is named by its SDK class."""
+    found: list[Triple] = []
+    values: list[tuple[str, Any]] = []
+    if ev.get("object") == "chat.completion":
+        found.append(("chat completions", "ChatCompletion", ev))
+        for choice in _each(ev.get("choices")):
+            if type(choice) is not dict:
+                continue
+            found.append(("chat completion choices", "Choice", choice))
+            message = choice.get("message")
+            if type(message) is dict:
+                found.append(("chat messages", "ChatCompletionMessage", message))
+                for call in _each(message.get("tool_calls")):
+                    found += _typed("chat message tool calls", call)
+            values.append(("chat finish reasons", choice.get("finish_reason")))
+        return found, values
+    if "choices" not in ev:  # an in-stream {"error": ...}: the parser's verdict covers it
+        return found, values
+    found.append(("chat chunks", "ChatCompletionChunk", ev))
+    for choice in _each(ev.get("choices")):
+        if type(choice) is not dict:
+            continue
+        found.append(("chat chunk choices", "Choice", choice))
+        delta = choice.get("delta")
+        if type(delta) is dict:
+            found.append(("chat deltas", "ChoiceDelta", delta))
+            for call in _each(delta.get("tool_calls")):
+                if type(call) is dict:
+                    found.append(("chat delta tool calls", "ChoiceDeltaToolCall", call))
+        values.append(("chat finish reasons", choice.get("finish_reason")))
+    return found, values
+
+
 _PROBES = {
     "openai_responses": _openai,
+    "openai_chat_completions": _chat,
     "anthropic_messages": _anthropic,
     "gemini_interactions": _gemini,
 }

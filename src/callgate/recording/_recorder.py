@@ -28,7 +28,7 @@ from .._json import loads_strict
 from ..contracts import CURRENT_REVISION, PROTOCOLS, REVISIONS, get_baseline
 from ._pseudo import Pseudonyms
 from ._redact import KEPT_REQUEST_HEADERS, KEPT_RESPONSE_HEADERS, keep_headers, redact_url
-from ._scan import SecretFoundError, SecretHit, scan
+from ._scan import SecretFoundError, SecretHit, mask_media, scan
 from ._shape import schema_hash
 
 __all__ = ["Capture", "Recorder", "protocol_of"]
@@ -243,7 +243,10 @@ class Capture:
         self._body = pseudonyms.apply(self._body)
 
     def _scan(self, meta_bytes: bytes) -> list[SecretHit]:
-        hits = scan("request body", self._body) + scan("metadata", meta_bytes)
+        # Inline media payloads are binary, not text: blanked for the scan only (_scan.py).
+        hits = scan("request body", mask_media(self._body)) + scan(
+            "metadata", mask_media(meta_bytes)
+        )
         with self._part.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
             hits += scan("response bytes", m)  # type: ignore[arg-type]
         return hits

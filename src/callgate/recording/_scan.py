@@ -7,10 +7,19 @@ header-like places (``name: value`` or ``"name": "value"`` where the name says k
 secret, password, auth, cookie or credential). Protocol fields that are opaque by design
 (``signature``, ``thoughtSignature``, ``encrypted_content``) are not credentials and are not
 matched. A hit names the part, the offset and the rule, never the secret itself.
+
+Inline media (a tool result's screenshot or PDF as a base64 data URL, or a ``"data"`` /
+``"file_data"`` string of 256 or more base64 characters that decodes) are binary, not
+text: a few hundred KB of image data carry a key-shaped run (``AIza`` + 35 characters,
+``sk-`` + 20 in URL-safe base64) by chance. The recorder scans its request body and
+metadata through :func:`mask_media`, which blanks those payloads only (same length, so
+every other hit keeps its offset); anything shorter, or not base64, is scanned as before.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 import re
 from collections import Counter
@@ -19,7 +28,7 @@ from typing import Final
 
 from .._errors import ContractError
 
-__all__ = ["SecretFoundError", "SecretHit", "check_no_secrets", "scan"]
+__all__ = ["SecretFoundError", "SecretHit", "check_no_secrets", "mask_media", "scan"]
 
 # (rule name, pattern). Lengths follow the providers' published key formats with slack.
 _RULES: Final = (
@@ -44,6 +53,34 @@ _AFTER_WORD: Final = re.compile(
 _WINDOW: Final = 1 << 18
 _OVERLAP: Final = 1 << 13
 _MIN_ENTROPY_BITS: Final = 3.5  # per character; English words and ids sit well below
+_DATA_URL: Final = re.compile(rb"data:[\w.+\-]+/[\w.+\-]+;base64,([A-Za-z0-9+/]{256,}={0,2})")
+_KEYED_DATA: Final = re.compile(rb'"(?:data|file_data)"\s*:\s*"([A-Za-z0-9+/_\-]{256,}={0,2})"')
+
+
+def _decodes(payload: bytes) -> bool:
+    text = payload.replace(b"-", b"+").replace(b"_", b"/")
+    try:
+        base64.b64decode(text + b"=" * (-len(text) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
+
+
+def mask_media(data: bytes) -> bytes:
+    """``data`` with each inline base64 media payload replaced by as many ``A`` (see the
+    module docstring); ``data`` itself when it holds none."""
+    spans = [
+        m.span(1)
+        for pattern in (_DATA_URL, _KEYED_DATA)
+        for m in pattern.finditer(data)
+        if _decodes(m.group(1))
+    ]
+    if not spans:
+        return data
+    out = bytearray(data)
+    for start, end in spans:
+        out[start:end] = b"A" * (end - start)
+    return bytes(out)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

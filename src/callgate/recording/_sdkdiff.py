@@ -24,35 +24,60 @@ from .._errors import UsageError
 
 __all__ = ["ROOTS", "diff_sdk", "read_unions", "registry_from", "render_diff"]
 
-# package -> (types folder inside the wheel, ((label, kind, name), ...)).
-# kind: "union" (a union alias), "literal" (a Literal alias), "field" (Class.field).
-ROOTS: Final[dict[str, tuple[str, tuple[tuple[str, str, str], ...]]]] = {
+Root = tuple[str, str, str]  # (label, kind, name)
+# package -> ((types folder inside the wheel, (root, ...)), ...).
+# kind: "union" (a union alias), "literal" (a Literal alias), "field" (Class.field),
+# "class" (one class, keyed by its class name: objects without a wire discriminator,
+# such as Chat Completions chunks, choices and deltas). A name may start with
+# ``module:`` to read that one file of the folder (Chat Completions has a ``Choice`` in
+# both ``chat_completion.py`` and ``chat_completion_chunk.py``).
+ROOTS: Final[dict[str, tuple[tuple[str, tuple[Root, ...]], ...]]] = {
     "openai": (
-        "openai/types/responses",
         (
-            ("stream events", "union", "ResponseStreamEvent"),
-            ("output items", "union", "ResponseOutputItem"),
-            ("message content parts", "field", "ResponseOutputMessage.content"),
-            ("response status", "literal", "ResponseStatus"),
-            ("incomplete reason", "field", "IncompleteDetails.reason"),
+            "openai/types/responses",
+            (
+                ("stream events", "union", "ResponseStreamEvent"),
+                ("output items", "union", "ResponseOutputItem"),
+                ("message content parts", "field", "ResponseOutputMessage.content"),
+                ("response status", "literal", "ResponseStatus"),
+                ("incomplete reason", "field", "IncompleteDetails.reason"),
+            ),
+        ),
+        (
+            "openai/types/chat",
+            (
+                ("chat chunks", "class", "chat_completion_chunk:ChatCompletionChunk"),
+                ("chat chunk choices", "class", "chat_completion_chunk:Choice"),
+                ("chat deltas", "class", "chat_completion_chunk:ChoiceDelta"),
+                ("chat delta tool calls", "class", "chat_completion_chunk:ChoiceDeltaToolCall"),
+                ("chat completions", "class", "chat_completion:ChatCompletion"),
+                ("chat completion choices", "class", "chat_completion:Choice"),
+                ("chat messages", "class", "chat_completion_message:ChatCompletionMessage"),
+                ("chat message tool calls", "union", "ChatCompletionMessageToolCallUnion"),
+                ("chat finish reasons", "field", "chat_completion_chunk:Choice.finish_reason"),
+            ),
         ),
     ),
     "anthropic": (
-        "anthropic/types",
         (
-            ("stream events", "union", "RawMessageStreamEvent"),
-            ("content blocks", "union", "ContentBlock"),
-            ("content block deltas", "union", "RawContentBlockDelta"),
-            ("stop reasons", "literal", "StopReason"),
+            "anthropic/types",
+            (
+                ("stream events", "union", "RawMessageStreamEvent"),
+                ("content blocks", "union", "ContentBlock"),
+                ("content block deltas", "union", "RawContentBlockDelta"),
+                ("stop reasons", "literal", "StopReason"),
+            ),
         ),
     ),
     "google-genai": (
-        "google/genai/_gaos/types/interactions",
         (
-            ("stream events", "union", "InteractionSSEEvent"),
-            ("steps", "union", "Step"),
-            ("step deltas", "union", "StepDeltaData"),
-            ("interaction status", "field", "Interaction.status"),
+            "google/genai/_gaos/types/interactions",
+            (
+                ("stream events", "union", "InteractionSSEEvent"),
+                ("steps", "union", "Step"),
+                ("step deltas", "union", "StepDeltaData"),
+                ("interaction status", "field", "Interaction.status"),
+            ),
         ),
     ),
 }
@@ -214,7 +239,19 @@ def _expand(module: _Module, names: list[str], seen: set[str]) -> dict[str, dict
     return found
 
 
+def _class(module: _Module, name: str) -> dict[str, Any]:
+    cls = module.classes.get(name)
+    if cls is None:
+        return {"members": {}}
+    required = sorted(k for k, req in cls.fields.items() if req)
+    optional = sorted(k for k, req in cls.fields.items() if not req)
+    return {"members": {name: {"class": name, "types": [name], "required": required,
+                               "optional": optional}}}  # fmt: skip
+
+
 def _root(module: _Module, kind: str, name: str) -> dict[str, Any]:
+    if kind == "class":
+        return _class(module, name)
     if kind == "union":
         return {"members": _expand(module, module.unions.get(name, []), set())}
     if kind == "literal":
@@ -239,9 +276,19 @@ def read_unions(package: str, site: Path) -> dict[str, Any]:
     """The roots of ``package`` read from an unpacked wheel (or site-packages) at ``site``."""
     if package not in ROOTS:
         raise UsageError(f"unknown SDK package {package!r}; known: {', '.join(ROOTS)}")
-    folder, roots = ROOTS[package]
-    module = read_tree(site / folder)
-    return {label: _root(module, kind, name) for label, kind, name in roots}
+    found: dict[str, Any] = {}
+    for folder, roots in ROOTS[package]:
+        module = read_tree(site / folder)
+        for label, kind, name in roots:
+            scope = module
+            if ":" in name:  # one file of the folder
+                stem, _, name = name.partition(":")
+                scope = _Module()
+                path = site / folder / f"{stem}.py"
+                if path.is_file():
+                    _read_module(ast.parse(path.read_text(encoding="utf-8")), scope)
+            found[label] = _root(scope, kind, name)
+    return found
 
 
 def _fetch(package: str, version: str, into: Path) -> Path:

@@ -13,23 +13,22 @@ three deliberate deviations, all of them in the direction of failing closed:
 The decoder never buffers more than one partial line (at most ``max_line_bytes``) plus the
 data of the current event (at most ``max_event_bytes``). Complete lines are decoded and
 split per ``feed()`` call with C-level ``bytes``/``str`` operations; Python code runs once
-per line, never once per byte.
+per line, never once per byte, and not even that for a run of one-line ``data:`` events
+(``_framing.data_payloads``). :meth:`SSEDecoder.feed_data` gives only the events' data.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from itertools import islice
 from typing import Any
 
 from .._errors import FramingError, LimitExceededError, TruncatedStreamError, UsageError
 from .._limits import DEFAULT_LIMITS, Limits
+from ._framing import check_line_lengths, data_payloads, line_limit, offset_here
 
 __all__ = ["SSEDecoder", "ServerSentEvent"]
 
 _BOM = b"\xef\xbb\xbf"
-_EOL = re.compile(rb"\r\n|\r|\n")
 # Python refuses int() on strings of more than 4300 digits (CVE-2020-10735 guard).
 _MAX_RETRY_DIGITS = 4300
 _SLICE_BYTES = 64 * 1024
@@ -124,7 +123,19 @@ class SSEDecoder:
         if self._state != _OPEN:
             raise self._closed_error()
         try:
-            return self._feed(data)
+            return self._feed(data, False)
+        except BaseException:
+            self._state = _FAILED
+            raise
+
+    def feed_data(self, data: bytes | bytearray | memoryview) -> list[str]:
+        """:meth:`feed` for a reader that uses only each event's ``data`` (the same
+        framing, checks and state; ``event``, ``id`` and ``retry`` are still tracked):
+        the completed events' data, in order, without building the event objects."""
+        if self._state != _OPEN:
+            raise self._closed_error()
+        try:
+            return self._feed(data, True)
         except BaseException:
             self._state = _FAILED
             raise
@@ -148,7 +159,7 @@ class SSEDecoder:
             return UsageError("SSEDecoder was already finished")
         return UsageError("SSEDecoder failed earlier and cannot be used again")
 
-    def _feed(self, data: bytes | bytearray | memoryview) -> list[ServerSentEvent]:
+    def _feed(self, data: bytes | bytearray | memoryview, as_data: bool) -> list[Any]:
         if type(data) is not bytes:
             if not isinstance(data, (bytes, bytearray, memoryview)):
                 raise UsageError(
@@ -192,15 +203,15 @@ class SSEDecoder:
         if cut < 0:  # no line ending: the partial line grows, within its bound
             size = len(pending) + len(data)
             if size > bound:
-                raise _line_limit(bound, size, start - len(pending))
+                raise line_limit(bound, size, start - len(pending))
             pending += data
             return []
         cut += 1
         if len(pending) + cut > bound:
-            _check_line_lengths(len(pending), data[:cut], start, bound)
+            check_line_lengths(len(pending), data[:cut], start, bound)
         rest = len(data) - cut
         if rest > bound:
-            raise _line_limit(bound, rest, start + cut)
+            raise line_limit(bound, rest, start + cut)
         if pending:
             block_start = start - len(pending)
             pending += memoryview(data)[:cut]
@@ -213,7 +224,7 @@ class SSEDecoder:
             pending += memoryview(data)[cut:]
         else:
             self._after_cr = data[-1] == 0x0D
-        return self._lines(block, block_start, cr >= 0)
+        return self._lines(block, block_start, cr >= 0, as_data)
 
     def _strip_bom(self, data: bytes) -> bytes:
         head = self._head + data if self._head else data
@@ -224,25 +235,63 @@ class SSEDecoder:
         self._head = b""
         return head[len(_BOM) :] if head.startswith(_BOM) else head
 
-    def _lines(self, block: bytes, block_start: int, has_cr: bool) -> list[ServerSentEvent]:
+    def _lines(self, block: bytes, block_start: int, has_cr: bool, as_data: bool) -> list[Any]:
         """Interpret ``block``: complete lines, each ending in CR, LF or CRLF."""
         size = len(block)
         if size <= _SLICE_BYTES:
-            return self._interpret(block, block_start, has_cr)
-        # A big block is interpreted in slices cut after an LF (so never inside a CRLF):
+            return self._slice(block, block_start, has_cr, as_data)
+        # A big block is interpreted in slices cut after LF LF where there is one (so the
+        # data-only path sees whole events) or else after an LF (never inside a CRLF):
         # a working set that stays in cache is faster than one pass over megabytes.
-        out: list[ServerSentEvent] = []
+        out: list[Any] = []
         pos = 0
         while pos < size:
-            cut = block.find(b"\n", pos + _SLICE_BYTES) + 1
+            cut = block.find(b"\n\n", pos + _SLICE_BYTES) + 2
+            if cut < 2:
+                cut = block.find(b"\n", pos + _SLICE_BYTES) + 1
             if cut <= 0 or cut == size:
-                out += self._interpret(block[pos:], block_start + pos, has_cr)
+                out += self._slice(block[pos:], block_start + pos, has_cr, as_data)
                 break
-            out += self._interpret(block[pos:cut], block_start + pos, has_cr)
+            out += self._slice(block[pos:cut], block_start + pos, has_cr, as_data)
             pos = cut
         return out
 
-    def _interpret(self, block: bytes, block_start: int, has_cr: bool) -> list[ServerSentEvent]:
+    def _slice(self, block: bytes, block_start: int, has_cr: bool, as_data: bool) -> list[Any]:
+        """The events of ``block``: a run of whole ``data:``-only events in the middle
+        through :func:`data_payloads`, the rest (an event begun before ``block``, a
+        trailing partial event, any other framing) through :meth:`_interpret`."""
+        open_event = self._parts or self._dirty
+        first = block.find(b"\n\n") + 2 if open_event else 0  # finish it line by line
+        last = block.rfind(b"\n\n") + 2
+        payloads = None
+        if not has_cr and (first >= 2 or not open_event) and last > first:
+            payloads = data_payloads(block[first:last], self._limits.max_event_bytes)
+        if payloads is None:
+            return self._interpret(block, block_start, has_cr, as_data)
+        before = self._events
+        try:
+            out = self._interpret(block[:first], block_start, False, as_data) if first else []
+            if self._events + len(payloads) > self._limits.max_events_per_stream:  # raises there
+                return out + self._interpret(block[first:], block_start + first, False, as_data)
+            self._events += len(payloads)
+            if as_data:
+                out += payloads
+            else:
+                for data in payloads:
+                    ev = _new_event(ServerSentEvent)
+                    _set_event(ev, None)
+                    _set_data(ev, data)
+                    _set_id(ev, self._last_id)
+                    _set_retry(ev, None)
+                    out.append(ev)
+            if last < len(block):
+                out += self._interpret(block[last:], block_start + last, False, as_data)
+        except BaseException:
+            self._events = before  # as in one _interpret: nothing of a failed block counts
+            raise
+        return out
+
+    def _interpret(self, block: bytes, block_start: int, has_cr: bool, as_data: bool) -> list[Any]:
         try:
             text = block.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -266,7 +315,7 @@ class SSEDecoder:
         last_id = self._last_id
         dirty = self._dirty
         count = self._events
-        out: list[ServerSentEvent] = []
+        out: list[Any] = []
         append = out.append
         it = iter(lines)
         for line in it:
@@ -287,7 +336,7 @@ class SSEDecoder:
                             limit="max_event_bytes",
                             bound=max_event_bytes,
                             observed=size,
-                            byte_offset=_offset_here(block, block_start, lines, it),
+                            byte_offset=offset_here(block, block_start, lines, it),
                         )
                     event_bytes = size
                     parts.append(value)
@@ -306,7 +355,7 @@ class SSEDecoder:
                             if len(value) > _MAX_RETRY_DIGITS:
                                 raise FramingError(
                                     "SSE retry value has too many digits",
-                                    byte_offset=_offset_here(block, block_start, lines, it),
+                                    byte_offset=offset_here(block, block_start, lines, it),
                                 )
                         retry = int(value)
                     dirty = True
@@ -318,7 +367,7 @@ class SSEDecoder:
                             limit="max_events_per_stream",
                             bound=max_events,
                             observed=count + 1,
-                            byte_offset=_offset_here(block, block_start, lines, it),
+                            byte_offset=offset_here(block, block_start, lines, it),
                         )
                     count += 1
                     ev = _new_event(ServerSentEvent)
@@ -326,7 +375,7 @@ class SSEDecoder:
                     _set_data(ev, parts[0] if len(parts) == 1 else "\n".join(parts))
                     _set_id(ev, last_id)
                     _set_retry(ev, retry)
-                    append(ev)
+                    append(ev.data if as_data else ev)
                     parts = []
                 event_type = None
                 retry = None
@@ -359,41 +408,3 @@ class SSEDecoder:
                 "SSE stream ended inside an event (no blank line after its fields)",
                 byte_offset=self._bytes_fed,
             )
-
-
-def _line_limit(bound: int, observed: int, offset: int) -> LimitExceededError:
-    return LimitExceededError(
-        "SSE line is longer than max_line_bytes",
-        limit="max_line_bytes",
-        bound=bound,
-        observed=observed,
-        byte_offset=offset,
-    )
-
-
-def _check_line_lengths(pending_len: int, chunk: bytes, start: int, bound: int) -> None:
-    """Raise for the first line of ``pending + chunk`` longer than ``bound``.
-
-    ``chunk`` ends with a line ending and starts at stream offset ``start``; the pending
-    partial line (``pending_len`` bytes, no line ending) precedes it.
-    """
-    lengths = [len(line) for line in _EOL.split(chunk)]
-    lengths[0] += pending_len
-    for index, length in enumerate(lengths):
-        if length > bound:
-            offset = _line_start(chunk, start, index)
-            raise _line_limit(bound, length, offset - pending_len if index == 0 else offset)
-
-
-def _line_start(block: bytes, block_start: int, index: int) -> int:
-    """Stream offset of line ``index`` of ``block`` (error path only)."""
-    pos = 0
-    for match in islice(_EOL.finditer(block), index):
-        pos = match.end()
-    return block_start + pos
-
-
-def _offset_here(block: bytes, block_start: int, lines: list[str], it: Any) -> int:
-    """Stream offset of the line the loop over ``it`` (an iterator of ``lines``) is on."""
-    index = len(lines) - len(list(it)) - 1
-    return _line_start(block, block_start, index)

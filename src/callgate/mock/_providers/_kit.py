@@ -309,6 +309,9 @@ class Provider:
     # Request options that change how a turn is rendered (OpenAI's ``include``), as a
     # hashable key, and the renderer that takes them (called only when they are not ``()``).
     render_options: Callable[[Mapping[str, Any]], tuple[str, ...]] = lambda body: ()
+    # Why a scripted turn cannot answer this request beyond its ``expect`` (Chat
+    # Completions: ``respond.choices`` answers only a request with that many ``n``).
+    turn_problems: Callable[[ScriptTurn, Mapping[str, Any]], list[str]] = lambda turn, body: []
     render_with: (
         Callable[[ScriptTurn, Ids, bool, str, bool, str, tuple[str, ...]], RenderedTurn] | None
     ) = None
@@ -402,6 +405,7 @@ class FunctionResult:
     name: str | None
     output: Any
     is_error: bool
+    parts: Any = None  # generateContent: the functionResponse's media parts
 
 
 @dataclasses.dataclass(slots=True)

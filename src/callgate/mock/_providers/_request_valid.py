@@ -20,7 +20,7 @@ from typing import Any, Final
 from ._kit import Reply
 from ._reqspec import KIND_OF, Overlay, Problem, RequestSpec, compile_spec
 
-__all__ = ["quoted", "show_number", "validator", "value_kind"]
+__all__ = ["media_first", "quoted", "show_number", "validator", "value_kind"]
 
 _GENERATIONS: Final = ("2026-11", "2026-07-21")
 
@@ -48,6 +48,20 @@ def validator(
         return None if problem is None else Reply(400, render(problem))
 
     return validate
+
+
+def media_first(
+    media: Callable[[dict[str, Any]], Reply | None],
+    validate: Callable[[dict[str, Any]], Reply | None],
+) -> Callable[[dict[str, Any]], Reply | None]:
+    """``validate`` preceded by the provider's check of media in tool results (its
+    ``_media.py``), under the same switch: a media part the API refuses gets the API's
+    own answer, not the spec walk's enum or type error."""
+
+    def both(body: dict[str, Any]) -> Reply | None:
+        return media(body) or validate(body)
+
+    return both
 
 
 def quoted(values: Sequence[Any], last: str, *, oxford: bool = True) -> str:

@@ -19,11 +19,13 @@ from starlette.routing import Route
 
 from ....anthropic_messages import _render
 from .._kit import BaseUrl, Endpoint, Host, Provider, Reply
+from .._request_valid import media_first
 from . import _aux as aux
 from . import _hosted as hosted
 from . import _hosted_checks as hosted_checks
 from ._checks import check
 from ._faults import error_event, fault_roles, truncate
+from ._media import media_problem
 from ._rendering import _event_name, emitted_blocks, index, render
 from ._request_spec import SWITCH, VALIDATE
 from ._routes import auth, error_body, http_error
@@ -78,7 +80,7 @@ PROVIDER = Provider(
     object_arguments=True,
     checks=CHECKS,
     check=hosted_checks.checking(_check),
-    validate=VALIDATE,
+    validate=media_first(media_problem, VALIDATE),
     validate_switch=SWITCH,
     index=hosted_checks.indexing(index),
     respond_keys=frozenset({"hosted"}),

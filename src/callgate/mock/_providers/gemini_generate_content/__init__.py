@@ -25,18 +25,33 @@ reason and usage on the last one. ``hosted``: scripted results of the server's o
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from typing import Any
+
 from ....gemini_generate_content import _render
 from .._gemini_common import auth, error_body, http_error
-from .._kit import BaseUrl, Endpoint, Provider
+from .._kit import BaseUrl, Endpoint, Provider, Reply
+from .._request_valid import media_first
 from . import _aux as aux
 from ._checks import CHECKS, check
 from ._faults import error_event, fault_roles, truncate
+from ._media import media_problem, model_problem
 from ._rendering import STATUSES, check_respond, render
 from ._request_spec import SWITCH, VALIDATE
 from ._routes import _PROTOCOL, _VERSIONS, _no_state_routes, refuse_path, request_body
 from ._view import view
 
 __all__ = ["PROVIDER", "STATUSES"]
+
+
+def _check(store: Any, body: dict[str, Any], on: Collection[str]) -> Reply | None:
+    """A pre-Gemini-3 model refuses ``functionResponse.parts`` (under the request switch:
+    only here is the path's model in the body), then the continuation checks."""
+    if SWITCH in on:
+        refused = model_problem(body)
+        if refused is not None:
+            return refused
+    return check(store, body, on)
 
 
 PROVIDER = Provider(
@@ -58,8 +73,8 @@ PROVIDER = Provider(
     object_arguments=True,
     fault_roles=fault_roles,
     checks=(SWITCH, *CHECKS),
-    check=check,
-    validate=VALIDATE,
+    check=_check,
+    validate=media_first(media_problem, VALIDATE),
     validate_switch=SWITCH,
     request_body=request_body,
     respond_keys=frozenset({"chunk_plan", "hosted", "thought_signatures"}),

@@ -45,7 +45,8 @@ def view(body: Mapping[str, Any]) -> RequestView:
             call_id = answer.get("id")
             # An answer without id (the SDK never sends one) is named by its function.
             key = call_id if isinstance(call_id, str) else f"(no id) #{position}"
-            results.append(FunctionResult(key, answer.get("name"), output, is_error))
+            media = answer.get("parts")
+            results.append(FunctionResult(key, answer.get("name"), output, is_error, media))
     system = _part(body, "systemInstruction", "system_instruction")
     instructions = None
     if isinstance(system, dict):

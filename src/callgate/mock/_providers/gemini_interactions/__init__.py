@@ -27,10 +27,12 @@ from __future__ import annotations
 
 from ....gemini_interactions import _render
 from .._kit import BaseUrl, Endpoint, Provider
+from .._request_valid import media_first
 from . import _errors as errors
 from ._checks import check
 from ._faults import error_event, fault_roles, truncate
 from ._hosted import check_hosted
+from ._media import media_problem
 from ._rendering import _event_name, render
 from ._request_spec import SWITCH, VALIDATE
 from ._routes import _PROTOCOL, _VERSIONS, _unknown_version, state_routes
@@ -77,7 +79,7 @@ PROVIDER = Provider(
     previous_key="previous_interaction_id",
     checks=CHECKS,
     check=check,
-    validate=VALIDATE,
+    validate=media_first(media_problem, VALIDATE),
     validate_switch=SWITCH,
     respond_keys=frozenset({"hosted"}),
     check_respond=check_hosted,

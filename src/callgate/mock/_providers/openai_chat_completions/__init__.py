@@ -11,14 +11,19 @@ request replays the whole history, and ``expect.function_results`` sees the tool
 messages after the last assistant message. Stored completions: a completion created with
 ``store: true`` (only then) is ``GET`` / ``DELETE /chat/completions/{id}`` (the
 ``chat.completion`` a non-streamed create returns; ``chat.completion.deleted``) and
-``GET .../{id}/messages`` (the request's messages, one page).
+``GET .../{id}/messages`` (the request's messages, one page). ``n > 1``: one choice per
+``n``, the turn repeated or ``respond.choices`` (:mod:`._choices`); ``respond.profile``
+serves a compatibility profile's quirks (:mod:`._quirks`).
 """
 
 from __future__ import annotations
 
 from .._kit import BaseUrl, Endpoint, Provider
+from .._request_valid import media_first
 from ._checks import CALL_HAS_RESULT, RESULT_HAS_CALL, check
+from ._choices import turn_problems
 from ._faults import error_event, fault_roles, truncate
+from ._media import media_problem
 from ._rendering import STATUSES, encode, event_name, render, render_options, render_with
 from ._request_spec import SWITCH, VALIDATE
 from ._routes import (
@@ -60,12 +65,13 @@ PROVIDER = Provider(
     statuses=STATUSES,
     checks=(SWITCH, RESULT_HAS_CALL, CALL_HAS_RESULT),
     check=check,
-    validate=VALIDATE,
+    validate=media_first(media_problem, VALIDATE),
     validate_switch=SWITCH,
     respond_keys=RESPOND_KEYS,
     check_respond=check_respond,
     render_options=render_options,
     render_with=render_with,
+    turn_problems=turn_problems,
     base_urls=(
         BaseUrl(
             "OpenAI Chat Completions",

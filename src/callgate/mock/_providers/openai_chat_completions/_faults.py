@@ -22,8 +22,9 @@ def _finish(event: Mapping[str, Any]) -> bool:
 
 
 def _first(event: Mapping[str, Any]) -> bool:
-    """Whether a tool-call chunk is a call's first delta (it carries the id)."""
-    return "id" in event["choices"][0]["delta"]["tool_calls"][0]
+    """Whether a tool-call chunk is a call's first delta (it carries the id; a profile's
+    later deltas may repeat it as ``""``)."""
+    return bool(event["choices"][0]["delta"]["tool_calls"][0].get("id"))
 
 
 def fault_roles(event: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:

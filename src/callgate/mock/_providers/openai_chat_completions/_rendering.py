@@ -9,7 +9,10 @@ usage chunk (empty ``choices``) only when the request asked for it with
 one ``chat.completion`` body, usage always present. ``respond.status`` is the choice's
 ``finish_reason`` (default ``tool_calls`` with calls, else ``stop``); ``interleave:
 "round_robin"`` sends the calls' first deltas and fragments alternately, as parallel
-calls arrive from a model that streams them together.
+calls arrive from a model that streams them together. A request's ``n`` gives that many
+choices (:mod:`._choices`: their chunks take turns, one usage chunk and ``[DONE]`` end
+the answer); ``respond.profile`` serves a compatibility profile's quirks
+(:mod:`._quirks`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from typing import Any, Final
 
 from ....openai_chat_completions import _render
 from .._kit import Event, Ids, RenderedTurn, ScriptTurn, arguments, usage
+from ._choices import answers, interleave, n_option, requested_n
+from ._quirks import WHOLE, finish_reason, relaxes, serve_stream
 
 __all__ = [
     "DONE_EVENT",
@@ -56,9 +61,8 @@ def event_name(event: Mapping[str, Any]) -> str:
 
 def render_options(body: Mapping[str, Any]) -> tuple[str, ...]:
     options = body.get("stream_options")
-    if isinstance(options, dict) and options.get("include_usage") is True:
-        return (INCLUDE_USAGE,)
-    return ()
+    usage = isinstance(options, dict) and options.get("include_usage") is True
+    return ((INCLUDE_USAGE,) if usage else ()) + n_option(body)
 
 
 def render(
@@ -84,28 +88,66 @@ def render_with(
 ) -> RenderedTurn:
     respond = turn.respond
     split = turn.splitter()
+    rules = relaxes(respond)
+    whole = WHOLE in rules and stream  # each call in one delta: its arguments in one piece
     completion_id = ids("chatcmpl-", "completion", size=29)
-    text = respond.get("text", "")
-    calls = []
-    for n, spec in enumerate(respond.get("calls", [])):
-        call_id = spec.get("id") or ids("call_", "call", n)
-        calls.append({"id": call_id, "name": spec["name"], "arguments": split(arguments(spec))})
-    pairs = tuple((c["id"], c["name"]) for c in calls)
-    turn_args: dict[str, Any] = {
-        "completion_id": completion_id,
-        "model": model,
-        "content": split(text) if text else (),
-        "calls": calls,
-        "finish_reason": respond.get("status"),
-    }
+    pairs: list[tuple[str, str]] = []
+    per_choice: list[tuple[dict[str, Any], Any]] = []
+    for index, answer in enumerate(answers(respond, requested_n(options))):
+        calls = []
+        for n, spec in enumerate(answer.get("calls", [])):
+            kind = "call" if index == 0 else f"choice{index}/call"
+            call_id = spec.get("id") or ids("call_", kind, n)
+            text = arguments(spec)
+            calls.append({"id": call_id, "name": spec["name"],
+                          "arguments": [text] if whole else split(text)})  # fmt: skip
+            pairs.append((call_id, spec["name"]))
+        text = answer.get("text", "")
+        turn_args: dict[str, Any] = {
+            "completion_id": completion_id,
+            "model": model,
+            "content": split(text) if text else (),
+            "calls": calls,
+            "finish_reason": finish_reason(answer.get("status"), bool(calls), rules),
+        }
+        per_choice.append((turn_args, answer.get("refusal")))
     counts = _counts(respond.get("usage"))
-    refusal = respond.get("refusal")
     if not stream:
-        body = _render.render_body(**turn_args, usage=counts)
-        if refusal is not None:
-            body["choices"][0]["message"]["refusal"] = refusal
-        return RenderedTurn(completion_id, pairs, [], body)
-    chunks = _render.render_chunks(**turn_args, usage=counts if INCLUDE_USAGE in options else None)
+        body: dict[str, Any] = {}
+        for index, (turn_args, refusal) in enumerate(per_choice):
+            one = _render.render_body(**turn_args, usage=counts)
+            choice = one["choices"][0]
+            choice["index"] = index
+            if refusal is not None:
+                choice["message"]["refusal"] = refusal
+            if index == 0:
+                body = one
+            else:
+                body["choices"].append(choice)
+        return RenderedTurn(completion_id, tuple(pairs), [], body)
+    streams = [
+        _choice_chunks(index, turn_args, refusal, split, respond, rules)
+        for index, (turn_args, refusal) in enumerate(per_choice)
+    ]
+    events: list[Event] = interleave(streams)
+    if INCLUDE_USAGE in options:
+        head = {key: events[0][key] for key in ("id", "object", "created", "model")}
+        events.append({**head, "choices": [], "usage": counts})
+    events.append(dict(DONE_EVENT))
+    return RenderedTurn(completion_id, tuple(pairs), events, None)
+
+
+def _choice_chunks(
+    index: int,
+    turn_args: dict[str, Any],
+    refusal: Any,
+    split: Any,
+    respond: Mapping[str, Any],
+    rules: frozenset[str],
+) -> list[Event]:
+    """One choice's chunks: the room's, its refusal pieces, a profile's quirks, then the
+    round-robin order of its calls; every chunk names the choice's ``index``."""
+    chunks = _render.render_chunks(**turn_args)
     if refusal is not None:
         head = chunks[0]
         pieces = [
@@ -113,10 +155,13 @@ def render_with(
             for piece in split(refusal)
         ]
         chunks[1:1] = pieces
+    chunks = serve_stream(chunks, rules)
     if respond.get("interleave") == "round_robin":
         chunks = _round_robin(chunks)
-    events: list[Event] = [*chunks, dict(DONE_EVENT)]
-    return RenderedTurn(completion_id, pairs, events, None)
+    if index:
+        for chunk in chunks:
+            chunk["choices"][0]["index"] = index
+    return chunks
 
 
 def call_index(chunk: Mapping[str, Any]) -> int | None:
@@ -125,7 +170,8 @@ def call_index(chunk: Mapping[str, Any]) -> int | None:
     if not choices:
         return None
     found = choices[0].get("delta", {}).get("tool_calls")
-    return found[0]["index"] if found else None
+    index = found[0].get("index") if found else None
+    return index if type(index) is int else None  # a profile's whole call has none
 
 
 def _round_robin(chunks: list[Event]) -> list[Event]:

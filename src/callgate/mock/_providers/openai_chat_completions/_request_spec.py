@@ -22,6 +22,8 @@ OVERLAY: Final = Overlay(
         (_ROOT, "top_logprobs"): (0, 20),
         (_ROOT, "frequency_penalty"): (-2, 2),
         (_ROOT, "presence_penalty"): (-2, 2),
+        # The API reference (chat/create, ``n``): "minimum 1, maximum 128".
+        (_ROOT, "n"): (1, 128),
     },
 )
 

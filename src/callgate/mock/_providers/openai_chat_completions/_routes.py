@@ -11,6 +11,9 @@ from starlette.routing import Route
 
 from .._kit import Host, Reply, Stored, list_of, texts
 from .._openai_common import auth, auth_azure, error_body, http_error, openai_error
+from ._choices import check_choices
+from ._quirks import check_profile
+from ._rendering import STATUSES
 
 __all__ = [
     "AZURE_PATH",
@@ -28,17 +31,18 @@ __all__ = [
 PROTOCOL: Final = "openai_chat_completions"
 PATH: Final = "/openai/v1/chat/completions"
 AZURE_PATH: Final = "/azure-openai/openai/v1/chat/completions"
-RESPOND_KEYS: Final = frozenset({"refusal"})
+RESPOND_KEYS: Final = frozenset({"refusal", "choices", "profile"})
 
 
 def check_respond(respond: Mapping[str, Any]) -> str | None:
-    """``refusal`` is text; reasoning and hosted tools have no place on this wire."""
+    """``refusal`` is text; ``choices`` the answers of ``n > 1``; ``profile`` a serving
+    profile; reasoning and hosted tools have no place on this wire."""
     if "refusal" in respond and not isinstance(respond["refusal"], str):
         return "refusal is the refusal text (a string)"
     for key in ("reasoning", "hosted"):
         if key in respond:
             return f"openai_chat_completions carries no {key} (use openai_responses)"
-    return None
+    return check_choices(respond, STATUSES) or check_profile(respond)
 
 
 # -- stored completions (``store: true``) -----------------------------------------------------

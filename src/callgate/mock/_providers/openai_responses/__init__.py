@@ -21,11 +21,13 @@ from typing import TYPE_CHECKING, Any
 
 from ....openai_responses import _render
 from .._kit import BaseUrl, Endpoint, Provider, Reply
+from .._request_valid import media_first
 from . import _aux as aux
 from . import _hosted as hosted
 from . import _tools as tools
 from ._checks import check as continuation_check
 from ._faults import error_event, fault_roles, truncate
+from ._media import media_problem
 from ._rendering import (
     STATUSES,
     _event_name,
@@ -103,7 +105,7 @@ PROVIDER = Provider(
     previous_key="previous_response_id",
     checks=CHECKS,
     check=check,
-    validate=VALIDATE,
+    validate=media_first(media_problem, VALIDATE),
     validate_switch=SWITCH,
     index=index,
     final_from_stream=final_from_stream,
