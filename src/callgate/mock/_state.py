@@ -32,6 +32,7 @@ from ._http import CONVERSATION_HEADER, TEST_ID_HEADER, Rendered
 from ._journal import Journal
 from ._script import Script, ScriptTurn
 from ._store_state import SessionStore
+from ._verdicts import Verdicts
 
 __all__ = [
     "CONVERSATION_HEADER",
@@ -105,6 +106,9 @@ class MockState:
     ) -> None:
         self.script = script
         self.journal = journal if journal is not None else Journal()
+        # What each test's client did with what it was served (docs/verdicts.md).
+        self.verdicts = Verdicts(max_lanes=max_sessions)
+        self.journal.judge(self.verdicts)
         self.mismatches: collections.deque[Mismatch] = collections.deque(maxlen=_MAX_MISMATCHES)
         self.max_sessions = max_sessions
         self._sessions: collections.OrderedDict[str, Session] = collections.OrderedDict()
@@ -150,6 +154,7 @@ class MockState:
                 self.mismatches.clear()
                 self.mismatches.extend(kept)
             self.journal.clear(test_id)
+            self.verdicts.clear(test_id)
 
     def served_turns(self, test_id: str | None = None) -> list[Served]:
         """The turns served so far, in order, in one session or in every kept session."""
