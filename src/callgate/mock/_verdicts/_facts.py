@@ -38,14 +38,14 @@ def _room(protocol: str) -> ModuleType:
 
 
 def _decide(protocol: str, rendered: Rendered, sent: bytes | None) -> str | None:
-    """``None`` when the gate releases the turn's calls from what was sent (every room
-    releases all of a turn's calls or none), else why it does not."""
+    """``None`` when the gate releases the turn (and all its calls: every room releases
+    all of a turn's calls or none) from what was sent, else why it does not."""
     room = _room(protocol)
     try:
         turn = room.parse_response(rendered.body) if sent is None else room.parse_stream(sent)
     except CallgateError as exc:
         return f"{type(exc).__name__}: {str(exc)[:_MAX_REASON]}"
-    if turn.calls:
+    if turn.calls or not rendered.calls:
         return None
     status = getattr(turn, "status", None) or getattr(turn, "stop_reason", None)
     reason = getattr(turn, "finish_reason", None) or status
@@ -56,7 +56,7 @@ def _facts(
     protocol: str, rendered: Rendered, sent: bytes | None, fault: Mapping[str, Any] | None
 ) -> dict[str, Any]:
     calls = [call_id for call_id, _ in rendered.calls]
-    if not calls:
+    if not calls and fault is None:
         return {"id": rendered.response_id, "calls": [], "released": True}
     reason = _decide(protocol, rendered, sent)
     facts: dict[str, Any] = {

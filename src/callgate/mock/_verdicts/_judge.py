@@ -95,6 +95,8 @@ class Verdicts:
     def __init__(self, *, max_lanes: int = _MAX_LANES) -> None:
         self.enabled = True
         self.max_lanes = max_lanes
+        # The timing thresholds (docs/verdicts.md); a test may widen them to stay exact.
+        self.no_backoff_s = NO_BACKOFF_S
         self._lanes: collections.OrderedDict[str, _Lane] = collections.OrderedDict()
         self._lock = threading.Lock()
         self._listener: Listener | None = None
@@ -135,7 +137,7 @@ class Verdicts:
                     self._lanes.popitem(last=False)
             else:
                 self._lanes.move_to_end(entry.test_id)
-            _Judging(lane, entry, found).run()
+            _Judging(lane, entry, found, self.no_backoff_s).run()
             room = _MAX_VERDICTS - len(lane.verdicts)
             lane.verdicts.extend(found[: max(room, 0)])
         listener = self._listener
@@ -147,9 +149,12 @@ class Verdicts:
 class _Judging:
     """One entry judged against its lane (under the judge's lock)."""
 
-    __slots__ = ("entry", "facts", "found", "lane")
+    __slots__ = ("entry", "facts", "found", "lane", "no_backoff_s")
 
-    def __init__(self, lane: _Lane, entry: JournalEntry, found: list[Verdict]) -> None:
+    def __init__(
+        self, lane: _Lane, entry: JournalEntry, found: list[Verdict], no_backoff_s: float
+    ) -> None:
+        self.no_backoff_s = no_backoff_s
         self.lane = lane
         self.entry = entry
         self.found = found
@@ -246,7 +251,7 @@ class _Judging:
         if turn_id and len(lane.controls) < _MAX_CALLS:
             lane.controls[turn_id] = controls
         calls = facts.get("calls") or []
-        if not calls:
+        if not calls and facts.get("released", True):
             return
         turn = _Turn(entry.seq, turn_id or "", list(calls), bool(facts.get("released")),
                      facts.get("reason"), facts.get("fault"), list(facts.get("partial") or ()),
@@ -279,8 +284,8 @@ class _Judging:
         facts = self.facts
         turn = facts.get("turn")
         status = entry.status
-        failed = (status is not None and status >= 400) or bool(
-            turn and turn.get("calls") and not turn.get("released")
+        failed = (status is not None and status >= 400) or (
+            turn is not None and not turn.get("released", True)
         )
         ended = entry.started + (entry.duration_ms or 0) / 1000
         now = _Attempt(entry.seq, body, status, ended, facts.get("retry_after"), failed)
@@ -305,7 +310,7 @@ class _Judging:
                     f"{last.retry_after:g} s",
                     retry_after_s=last.retry_after, **evidence,
                 )  # fmt: skip
-        elif last.status is not None and last.status >= 400 and gap < NO_BACKOFF_S:
+        elif last.status is not None and last.status >= 400 and gap < self.no_backoff_s:
             self.say(
                 "no_backoff",
                 f"sent again {gap * 1000:.0f} ms after its failure (#{last.seq})",
@@ -383,7 +388,10 @@ def _replayed_output(value: Any) -> list[str]:
 
 
 _NATIVE = (
-    (("call_has_output", "tool_use_has_result", "call_has_result"), "unanswered_call"),
+    (
+        ("call_has_output", "tool_use_has_result", "call_has_result", "results_in_one_content"),
+        "unanswered_call",
+    ),
     (("thinking_kept", "reasoning_has_next_item", "signature_present"), "dropped_reasoning"),
     (("thinking_signature", "signature_unaltered", "replay_matches_emitted"), "modified_thinking"),
 )
