@@ -6,7 +6,7 @@ records what it knows in each journal entry (``entry.facts``, :mod:`._facts`); t
 """
 
 from ._catalogue import CATALOGUE, ERROR, WARNING, Rule, Verdict
-from ._facts import RESUME, reply_facts, turn_facts
+from ._facts import RESUME, recorded_facts, reply_facts, turn_facts
 from ._judge import Verdicts, native_verdict
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "Verdict",
     "Verdicts",
     "native_verdict",
+    "recorded_facts",
     "reply_facts",
     "turn_facts",
 ]

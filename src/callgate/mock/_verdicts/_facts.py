@@ -14,14 +14,15 @@ rendered turn and shared by every entry that served it.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Collection, Mapping
+import json
+from collections.abc import Collection, Iterable, Mapping
 from types import ModuleType
 from typing import Any
 
 from ..._errors import CallgateError
 from .._providers._kit import Rendered, Reply
 
-__all__ = ["reply_facts", "turn_facts"]
+__all__ = ["recorded_facts", "reply_facts", "turn_facts"]
 
 # Faults after which a stored stream is still whole on the server (resumable).
 _CUTS = frozenset({"disconnect", "never_end"})
@@ -149,3 +150,92 @@ def _retry_info(body: Any) -> float | None:
         if isinstance(delay, str) and delay.endswith("s"):
             return float(delay[:-1])
     return None
+
+
+# -- recordings replayed (MockServer.from_recordings) -------------------------------------------
+
+
+def recorded_facts(
+    protocol: str, status: int, headers: Iterable[tuple[str, str]], data: bytes
+) -> dict[str, Any] | None:
+    """``entry.facts`` of a recorded answer served back: the delay an error asked for, or
+    the gate's decision on the recorded turn (its call ids found in the recorded events)."""
+    if status >= 400:
+        delay = _header_delay({k.lower(): v for k, v in headers})
+        return None if delay is None else {"retry_after": delay}
+    objects = _json_objects(data)
+    calls: list[str] = []
+    names: list[str] = []
+    for obj in objects:
+        _calls_in(obj, calls, names)
+    if not calls:
+        return None
+    streamed = data.lstrip().startswith((b"event:", b"data:", b":"))
+    room = _room(protocol)
+    reason: str | None = None
+    try:
+        turn = room.parse_stream(data) if streamed else room.parse_response(objects[0])
+    except CallgateError as exc:
+        reason = f"{type(exc).__name__}: {str(exc)[:_MAX_REASON]}"
+    else:
+        reason = None if turn.calls else "the gate withheld the calls"
+    facts: dict[str, Any] = {"id": "", "calls": calls, "names": names, "released": reason is None}
+    if reason is not None:
+        facts["reason"] = reason
+    return {"turn": facts}
+
+
+def _header_delay(headers: Mapping[str, str]) -> float | None:
+    try:
+        if "retry-after-ms" in headers:
+            return float(headers["retry-after-ms"]) / 1000
+        if "retry-after" in headers:
+            return float(headers["retry-after"])
+    except ValueError:
+        return None
+    return None
+
+
+def _json_objects(data: bytes) -> list[Any]:
+    """The JSON body, or every ``data:`` JSON object of an event stream."""
+    text = data.decode("utf-8", "replace")
+    try:
+        return [json.loads(text)]
+    except ValueError:
+        pass
+    found = []
+    for line in text.splitlines():
+        if line.startswith("data:"):
+            try:
+                found.append(json.loads(line[5:]))
+            except ValueError:
+                continue
+    return found
+
+
+_CALL_TYPES = frozenset({"function_call", "tool_use"})
+
+
+def _calls_in(value: Any, calls: list[str], names: list[str]) -> None:
+    """Collect the call ids (and names) of every call object inside ``value``."""
+    if isinstance(value, list):
+        for item in value:
+            _calls_in(item, calls, names)
+        return
+    if not isinstance(value, dict):
+        return
+    call_id = None
+    if value.get("type") in _CALL_TYPES:
+        call_id = value.get("call_id") or value.get("id")
+    elif isinstance(value.get("function"), dict) and value.get("type") == "function":
+        call_id = value.get("id")  # a Chat Completions tool call
+    elif isinstance(value.get("functionCall"), dict):
+        inner = value["functionCall"]
+        call_id, value = inner.get("id"), inner
+    if isinstance(call_id, str) and call_id not in calls:
+        calls.append(call_id)
+        name = value.get("name") or (value.get("function") or {}).get("name")
+        names.append(name if isinstance(name, str) else "")
+    for key, item in value.items():
+        if isinstance(item, (dict, list)) and key != "functionCall":
+            _calls_in(item, calls, names)
