@@ -267,7 +267,7 @@ def test_a_continuation_without_the_declared_controls_is_controls_not_resent(
 # -- native validation ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("protocol", [p for p in PROTOCOLS if p != "openai_chat_completions"])
+@pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_a_continuation_leaving_a_call_unanswered_is_unanswered_call(
     server: MockServer, protocol: str
 ) -> None:
@@ -280,6 +280,9 @@ def test_a_continuation_leaving_a_call_unanswered_is_unanswered_call(
         body["contents"][1]["parts"].append(
             {"functionCall": {"name": "get_time", "args": {"city": "Paris"}, "id": "c2"}}
         )
+    if protocol == "openai_chat_completions":
+        body["messages"][1]["tool_calls"].append({"id": "c2", "type": "function", "function": {
+            "name": "get_time", "arguments": '{"city": "Paris"}'}})  # fmt: skip
     if protocol == "anthropic_messages":
         body["messages"][1]["content"].append(
             {"type": "tool_use", "id": "c2", "name": "get_time", "input": {"city": "Paris"}}
