@@ -108,6 +108,7 @@ class MockState:
         self.journal = journal if journal is not None else Journal()
         # What each test's client did with what it was served (docs/verdicts.md).
         self.verdicts = Verdicts(max_lanes=max_sessions)
+        self.verdicts.previous_request = self._previous_request
         self.journal.judge(self.verdicts)
         self.mismatches: collections.deque[Mismatch] = collections.deque(maxlen=_MAX_MISMATCHES)
         self.max_sessions = max_sessions
@@ -136,6 +137,15 @@ class MockState:
             else:
                 self._sessions.move_to_end(test_id)
             return found
+
+    def _previous_request(
+        self, test_id: str, protocol: str, record_id: str
+    ) -> dict[str, Any] | None:
+        """The request that made the stored turn ``record_id`` of ``test_id``, if kept."""
+        with self.lock:
+            session = self.registered.get(test_id) or self._sessions.get(test_id)
+            record = None if session is None else session.store.get(protocol, record_id)
+            return None if record is None else record.served.request
 
     def reset(self, test_id: str | None = None) -> None:
         """Forget every session, mismatch and journal entry, or those of one test id: its

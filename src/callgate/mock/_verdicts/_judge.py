@@ -2,8 +2,10 @@
 
 :class:`Verdicts` is the journal's judge (``Journal.judge``). Each closed entry of a
 provider route is judged once against what the test id's earlier entries left in its
-:class:`_Lane` (the turns served and their calls, the last attempt of each request, the
-controls of each stored turn); nothing rescans the journal. Its state is bounded like
+:class:`_Lane` (the cut turns and their calls, the last failed attempt of each request);
+nothing rescans the journal. A continuation's previous request (for its controls) is read
+from the state's stored objects. A test id without history is judged without a lane: an
+answer that failed nothing leaves nothing to remember (the fast path). Its state is bounded like
 the journal's: a lane keeps at most ``_MAX_CALLS`` calls, ``_MAX_CUT`` cut turns and
 ``_MAX_VERDICTS`` verdicts, and at most ``max_lanes`` test ids are kept (the least
 recently judged is forgotten first).
@@ -75,14 +77,13 @@ class _Attempt:
 class _Lane:
     """What the judge remembers of one test id."""
 
-    __slots__ = ("attempts", "by_name", "calls", "controls", "cut", "verdicts")
+    __slots__ = ("attempts", "by_name", "calls", "cut", "verdicts")
 
     def __init__(self) -> None:
         self.calls: dict[str, _Turn] = {}
         self.by_name: dict[str, str] = {}  # function name -> its newest call id
         self.cut: collections.deque[_Turn] = collections.deque(maxlen=_MAX_CUT)
         self.attempts: dict[tuple[Any, ...], _Attempt] = {}
-        self.controls: dict[str, tuple[str, ...]] = {}  # stored turn id -> its controls
         self.verdicts: list[Verdict] = []
 
 
@@ -100,6 +101,9 @@ class Verdicts:
         self._lanes: collections.OrderedDict[str, _Lane] = collections.OrderedDict()
         self._lock = threading.Lock()
         self._listener: Listener | None = None
+        # (test id, protocol, stored turn id) -> the request that made that turn, if kept
+        # (the state's stored objects: MockState sets it). For controls_not_resent.
+        self.previous_request: Callable[[str, str, str], Mapping[str, Any] | None] | None = None
 
     def listen(self, listener: Listener | None) -> None:
         """Call ``listener(verdict)`` for each new verdict (``callgate serve`` prints them).
@@ -126,8 +130,19 @@ class Verdicts:
 
     def __call__(self, entry: JournalEntry) -> None:
         """Judge one closed entry (the journal's judge hook)."""
-        if not self.enabled or entry.protocol not in PROTOCOLS:
+        protocol = entry.protocol
+        if not self.enabled or protocol is None:
             return
+        body = entry.body
+        key = _PREVIOUS.get(protocol)
+        previous = body.get(key) if key is not None and type(body) is dict else None
+        if previous is None and entry.test_id not in self._lanes and _quiet(entry):
+            return  # no history to judge it against, nothing it leaves to remember
+        declared = None
+        if isinstance(previous, str) and self.previous_request is not None:
+            # Outside the judge's lock: the state's lock is taken first everywhere else.
+            request = self.previous_request(entry.test_id, protocol, previous)
+            declared = None if request is None else tuple(k for k in CONTROLS if request.get(k))
         found: list[Verdict] = []
         with self._lock:
             lane = self._lanes.get(entry.test_id)
@@ -137,7 +152,7 @@ class Verdicts:
                     self._lanes.popitem(last=False)
             else:
                 self._lanes.move_to_end(entry.test_id)
-            _Judging(lane, entry, found, self.no_backoff_s).run()
+            _Judging(lane, entry, found, self.no_backoff_s, declared).run()
             room = _MAX_VERDICTS - len(lane.verdicts)
             lane.verdicts.extend(found[: max(room, 0)])
         listener = self._listener
@@ -146,15 +161,37 @@ class Verdicts:
                 listener(verdict)
 
 
+_PREVIOUS = {p: provider(p).previous_key for p in PROTOCOLS}
+
+
+def _quiet(entry: JournalEntry) -> bool:
+    """An answer that failed nothing (a success, and a turn the gate releases, if any):
+    for a test id with no history, the judge has nothing to say or remember about it."""
+    status = entry.status
+    if status is None or status >= 400:
+        return False
+    facts = entry.facts
+    if facts is None:
+        return True
+    turn = facts.get("turn")
+    return turn is not None and len(facts) == 1 and turn.get("released", True) is True
+
+
 class _Judging:
     """One entry judged against its lane (under the judge's lock)."""
 
-    __slots__ = ("entry", "facts", "found", "lane", "no_backoff_s")
+    __slots__ = ("declared", "entry", "facts", "found", "lane", "no_backoff_s")
 
     def __init__(
-        self, lane: _Lane, entry: JournalEntry, found: list[Verdict], no_backoff_s: float
+        self,
+        lane: _Lane,
+        entry: JournalEntry,
+        found: list[Verdict],
+        no_backoff_s: float,
+        declared: tuple[str, ...] | None,
     ) -> None:
         self.no_backoff_s = no_backoff_s
+        self.declared = declared
         self.lane = lane
         self.entry = entry
         self.found = found
@@ -190,6 +227,8 @@ class _Judging:
     # -- the calls a request answers ------------------------------------------------------
 
     def _results(self, body: dict[str, Any]) -> None:
+        if not self.lane.calls:
+            return  # no call it could answer is remembered
         try:
             results = provider(self.entry.protocol or "").view(body).results
         except (TypeError, ValueError, AttributeError, KeyError):
@@ -247,12 +286,10 @@ class _Judging:
     def _served(self, facts: Mapping[str, Any], body: dict[str, Any]) -> None:
         lane, entry = self.lane, self.entry
         turn_id = facts.get("id")
-        controls = tuple(k for k in CONTROLS if body.get(k))
-        if turn_id and len(lane.controls) < _MAX_CALLS:
-            lane.controls[turn_id] = controls
         calls = facts.get("calls") or []
-        if not calls and facts.get("released", True):
-            return
+        released = facts.get("released", True)
+        if released and (not calls or not lane.cut):
+            return  # only a cut turn, or one that may be a cut turn's twin, is remembered
         turn = _Turn(entry.seq, turn_id or "", list(calls), bool(facts.get("released")),
                      facts.get("reason"), facts.get("fault"), list(facts.get("partial") or ()),
                      body, bool(facts.get("resumable")))  # fmt: skip
@@ -287,12 +324,18 @@ class _Judging:
         failed = (status is not None and status >= 400) or (
             turn is not None and not turn.get("released", True)
         )
-        ended = entry.started + (entry.duration_ms or 0) / 1000
-        now = _Attempt(entry.seq, body, status, ended, facts.get("retry_after"), failed)
-        lane.attempts[key] = now
-        if last is None or not last.failed or last.body != body:
+        retries = 0
+        if last is not None and last.failed and last.body == body:
+            retries = last.retries + 1
+        if failed:  # remembered: the next attempt may retry it
+            ended = entry.started + (entry.duration_ms or 0) / 1000
+            lane.attempts[key] = _Attempt(
+                entry.seq, body, status, ended, facts.get("retry_after"), failed, retries
+            )
+        elif last is not None:
+            del lane.attempts[key]
+        if last is None or not retries:
             return
-        now.retries = last.retries + 1
         gap = entry.started - last.ended
         evidence = {"previous": last.seq, "previous_status": last.status,
                     "gap_s": round(gap, 3)}  # fmt: skip
@@ -316,11 +359,11 @@ class _Judging:
                 f"sent again {gap * 1000:.0f} ms after its failure (#{last.seq})",
                 **evidence,
             )
-        if now.retries == STORM_RETRIES:
+        if retries == STORM_RETRIES:
             self.say(
                 "retry_storm",
-                f"the same request was sent again {now.retries} times in a row after failures",
-                retries=now.retries, **evidence,
+                f"the same request was sent again {retries} times in a row after failures",
+                retries=retries, **evidence,
             )  # fmt: skip
         cut = _cut_turn(lane, last.seq)
         if cut is not None and cut.resumable:
@@ -346,7 +389,7 @@ class _Judging:
                 f"({', '.join(replayed)})",
                 previous_id=previous, replayed=replayed,
             )  # fmt: skip
-        declared = self.lane.controls.get(previous)
+        declared = self.declared
         if declared:
             missing = [k for k in declared if not body.get(k)]
             if missing:
