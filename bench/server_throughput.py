@@ -18,6 +18,9 @@ default ``mock,aimock``):
   delay): one chunk per SSE frame, through the streaming path;
 - ``uvicorn-protocol``: the mock on uvicorn's own httptools protocol instead of the
   mock's HTTP/1.1 connection (``mock._http1``);
+- ``verdicts-off``: the mock with its verdicts switched off (``state.verdicts.enabled =
+  False``: no judge, no facts); with ``mock`` in the same run, a table of the server CPU
+  per turn on/off, round by round (docs/verdicts.md: at most 1.05);
 - ``bare``: a bare Starlette endpoint sending the very same bytes one SSE frame per ASGI
   body message (``starlette frames``), and in one body message (``starlette whole``);
 - ``aimock``: aimock 1.43.0 (``@copilotkit/aimock``, Node) serving the same two-call turn
