@@ -129,7 +129,7 @@ fuzz: $(STAMP)
 	  $(BIN)/python -m pytest tests/fuzz -q -s -p no:cacheprovider
 
 # The ledger's crash matrix in full: every fault point x effect class x store, and on the
-# model side every point of the host loop x effect class x store x protocol mode (1,560 cells).
+# model side every point of the host loop x effect class x store x protocol mode (1,872 cells).
 crash-matrix: $(STAMP)
 	CALLGATE_CRASH_MATRIX=full $(BIN)/python -m pytest -q \
 	  tests/ledger/test_ledger_crash.py tests/ledger/test_ledger_crash_loop.py

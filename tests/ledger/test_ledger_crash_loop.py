@@ -32,7 +32,7 @@ from callgate.loop import MODEL_FAULT_POINTS
 from callgate.mock import MockServer, ScriptBuilder, call
 
 from .ledger_harness import PG_URL, crash_tools, outbox_sender, remote_count, require_postgres
-from .loop_crash_child import loop_for
+from .loop_crash_child import STORED, loop_for
 
 EFFECT_POINTS = ("after_claim", "after_sent", "after_return", "after_commit")
 POINTS = (*MODEL_FAULT_POINTS, *EFFECT_POINTS)
@@ -43,6 +43,9 @@ VARIANTS = {
     # OpenAI Responses over one WebSocket per run: a killed host drops its socket.
     "openai-ws-stateful": ("openai_responses", "ws-stateful"),
     "openai-ws-stateless": ("openai_responses", "ws-stateless"),
+    # The same on AsyncHostLoop (websockets.asyncio), driven on one event loop.
+    "openai-ws-async-stateful": ("openai_responses", "ws-async-stateful"),
+    "openai-ws-async-stateless": ("openai_responses", "ws-async-stateless"),
     "anthropic": ("anthropic_messages", "stateful"),
     "anthropic-threads": ("anthropic_messages", "threads"),
     "gemini-stateful": ("gemini_interactions", "stateful"),
@@ -64,7 +67,7 @@ S = EffectState
 
 def _retrievable(variant: str) -> bool:
     protocol, store = VARIANTS[variant]
-    return store in ("stateful", "ws-stateful") and protocol != "anthropic_messages"
+    return store in STORED and protocol != "anthropic_messages"
 
 
 def expected_posts(point: str, variant: str) -> tuple[int, int]:

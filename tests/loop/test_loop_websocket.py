@@ -81,5 +81,5 @@ def test_the_websocket_transport_is_openai_responses_only(ledger: Ledger) -> Non
     with pytest.raises(UsageError, match="transport must be"):
         HostLoop(protocol="openai_responses", base_url="http://x.invalid", ledger=ledger,
                  tools=[], model=MODEL, transport="grpc")  # fmt: skip
-    with pytest.raises(UsageError, match="sync"):
-        AsyncHostLoop(protocol="openai_responses", base_url="http://x.invalid", **common)
+    with pytest.raises(UsageError, match="openai_responses"):
+        AsyncHostLoop(protocol="anthropic_messages", base_url="http://x.invalid", **common)

@@ -14,8 +14,8 @@ import inspect
 from collections.abc import AsyncIterable, Awaitable, Callable
 from typing import Any
 
-from .._errors import UsageError
 from ..ledger import LeaseLostError, RequestRecord, RunLease
+from ._asocket import AsyncWebSocketTransport
 from ._core import Got, LoopCore, Outcome, _Do, _side
 from ._model import LoopError, LoopResult
 from ._transport import AsyncHTTPTransport
@@ -30,11 +30,13 @@ AsyncSend = Callable[[dict[str, Any], dict[str, str]], Awaitable[Any] | AsyncIte
 class AsyncHostLoop(LoopCore):
     """:class:`~callgate.loop.HostLoop` for asyncio: ``await loop.run(run_id, request)``,
     ``await loop.resume(run_id)``, ``async with``. Takes the same keywords; ``send`` is an
-    :data:`AsyncSend` and ``client`` an ``httpx.AsyncClient``."""
+    :data:`AsyncSend` and ``client`` an ``httpx.AsyncClient``; ``transport="websocket"``
+    is the sync loop's WebSocket mode on ``websockets.asyncio`` (one socket per
+    ``run``/``resume``, see :mod:`callgate.loop._asocket`)."""
 
     def _make_transport(self, base_url: str, timeout: float, client: Any) -> Any:
-        if self._transport_kind != "http":
-            raise UsageError("the WebSocket transport is HostLoop's (sync) only, for now")
+        if self._transport_kind == "websocket":
+            return AsyncWebSocketTransport(base_url, timeout=timeout, client=client)
         return AsyncHTTPTransport(base_url, timeout=timeout, client=client)
 
     async def aclose(self) -> None:
@@ -79,6 +81,8 @@ class AsyncHostLoop(LoopCore):
             return self._lost(run_id, lost)
         finally:
             self._close(lease)
+            if isinstance(self._transport, AsyncWebSocketTransport):
+                await self._transport.disconnect()  # one socket per run: its cache ends here
         raise LoopError(f"run {run_id!r} reached no final answer within {self._max_turns} turns")
 
     async def _step(self, run_id: str, lease: RunLease) -> Outcome:
