@@ -29,10 +29,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from .._digest import canonical_bytes
-from .._errors import CallgateError, ContinuationError, UsageError
+from .._errors import ContinuationError, UsageError
 from .._json import json_copy
 from .._limits import DEFAULT_LIMITS, Limits
 from .._results import ToolResult, bind_results
+from .._turncheck import check_parsed_turn
 from .._visible import checked_outputs, refuse_request_total
 from . import _events as ev
 from ._hosted import check_declared, check_search_results
@@ -374,14 +375,7 @@ def _check_system(system: Any) -> Any:
 
 
 def _check_turn(turn: Any) -> None:
-    if not isinstance(turn, Turn):
-        raise UsageError("turn must be an anthropic_messages.Turn")
-    try:
-        digest = turn_digest(turn)
-    except CallgateError:
-        digest = ""
-    if digest != turn.digest:
-        raise ContinuationError("the turn was modified after parsing (digest mismatch)")
+    check_parsed_turn(turn, Turn, "anthropic_messages", turn_digest)
     if not turn.complete:
         raise ContinuationError("the turn did not reach message_stop")
 

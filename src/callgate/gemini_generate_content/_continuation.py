@@ -31,8 +31,8 @@ from .._errors import CallgateError, ContinuationError, UsageError
 from .._json import json_copy
 from .._limits import DEFAULT_LIMITS, Limits
 from .._results import ToolResult, bind_results
+from .._turncheck import check_parsed_turn
 from .._visible import checked_outputs, refuse_request_total
-from ..contracts import REVISIONS
 from ._assembly import decode_signature
 from ._events import CALL_PART, PROVIDER, STOP
 from ._media import API, INLINE_MAX, INLINE_RULE, render_response
@@ -55,16 +55,7 @@ def same_signature(a: Any, b: Any) -> bool:
 
 
 def _check_turn(turn: Any) -> Turn:
-    if not isinstance(turn, Turn):
-        raise UsageError(f"turn must be a gemini_generate_content.Turn, not {type(turn).__name__}")
-    try:
-        digest = turn_digest(turn)
-    except UsageError:
-        digest = ""
-    if digest != turn.digest:
-        raise ContinuationError("the turn was modified after parsing (digest mismatch)")
-    if turn.baseline not in REVISIONS:
-        raise ContinuationError(f"the turn has an unknown baseline {turn.baseline!r}")
+    check_parsed_turn(turn, Turn, "gemini_generate_content", turn_digest, baseline=True)
     if turn.finish_reason != STOP or not turn.calls:
         raise ContinuationError(
             f"only a STOP turn with released function calls can be continued "

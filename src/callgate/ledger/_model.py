@@ -202,6 +202,8 @@ class ToolContext:
     ``idempotency_token`` is stable across attempts and workers; send it to remote APIs
     (e.g. as an ``Idempotency-Key`` header). ``tx`` is the ledger's open transaction, only
     for ``LOCAL_TX`` tools: ``tx.execute(sql, params)`` and ``tx.outbox(topic, payload)``.
+    ``call_id`` is the provider's id of the call this effect answers, so that ``run`` can
+    return ``ToolResult(ctx.call_id, output, audit=...)`` without inventing one.
     """
 
     effect_id: str
@@ -209,6 +211,7 @@ class ToolContext:
     attempt: int
     tool: str
     tx: Any = None
+    call_id: str = dataclasses.field(kw_only=True)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
@@ -349,6 +352,7 @@ class Claim:
     tool: str
     arguments: Any
     idempotency_token: str
+    call_id: str
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -36,8 +36,8 @@ from .._errors import ContinuationError, UsageError
 from .._json import json_copy
 from .._limits import DEFAULT_LIMITS, Limits
 from .._results import ToolResult, bind_results
+from .._turncheck import check_parsed_turn
 from .._visible import checked_outputs
-from ..contracts import REVISIONS
 from ._events import PROVIDER
 from ._media import API, render_parts, text_content
 from ._turn import Turn, turn_digest
@@ -49,16 +49,7 @@ _ROLES = ("developer", "system", "user", "assistant", "tool")
 
 
 def _check_turn(turn: Any) -> Turn:
-    if not isinstance(turn, Turn):
-        raise UsageError(f"turn must be an openai_chat_completions.Turn, not {type(turn).__name__}")
-    try:
-        digest = turn_digest(turn)
-    except UsageError:
-        digest = ""
-    if digest != turn.digest:
-        raise ContinuationError("the turn was modified after parsing (digest mismatch)")
-    if turn.baseline not in REVISIONS:
-        raise ContinuationError(f"the turn has an unknown baseline {turn.baseline!r}")
+    check_parsed_turn(turn, Turn, "openai_chat_completions", turn_digest, baseline=True)
     if not turn.calls:
         raise ContinuationError(
             f"only a turn whose calls were released can be continued "

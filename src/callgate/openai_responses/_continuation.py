@@ -27,6 +27,7 @@ from .._errors import ContinuationError, UsageError
 from .._json import json_copy
 from .._limits import DEFAULT_LIMITS, Limits
 from .._results import ToolResult, bind_results
+from .._turncheck import check_parsed_turn
 from .._visible import checked_outputs
 from ._connection import ConnectionToken, check_token
 from ._events import PROVIDER
@@ -191,14 +192,7 @@ def build_stateless_continuation(
 
 def _checked(turn: Turn, results: Iterable[ToolResult], limits: Limits) -> list[dict[str, Any]]:
     """Verify the turn, bind the results; return the ``function_call_output`` items."""
-    if not isinstance(turn, Turn):
-        raise UsageError(f"turn must be an openai_responses.Turn, not {type(turn).__name__}")
-    try:
-        digest = turn_digest(turn)
-    except (UsageError, AttributeError, TypeError) as exc:
-        raise ContinuationError(f"the turn was altered after parsing ({exc})") from None
-    if digest != turn.digest:
-        raise ContinuationError("the turn was mutated after parsing (digest mismatch)")
+    check_parsed_turn(turn, Turn, "openai_responses", turn_digest)
     if turn.status != "completed" or not turn.calls:
         raise ContinuationError("the turn released no calls: there is nothing to continue")
     if isinstance(results, str | bytes | Mapping) or not isinstance(results, Iterable):
