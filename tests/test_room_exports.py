@@ -12,6 +12,7 @@ ROOM_NAMES = {
         "Connection",
         "ConnectionToken",
         "FunctionCall",
+        "IMAGE_TYPES",
         "ProviderErrorInfo",
         "Steer",
         "build_stateful_continuation",
@@ -19,6 +20,8 @@ ROOM_NAMES = {
         "parse_connection",
     },
     "anthropic_messages": {
+        "IMAGE_BASE64_MAX",
+        "IMAGE_TYPES",
         "ToolUse",
         "RECOVERY_ERROR_TEXT",
         "RecoveryCall",
@@ -28,6 +31,7 @@ ROOM_NAMES = {
     },
     "gemini_interactions": {
         "FunctionCall",
+        "MEDIA_TYPES",
         "build_stateful_continuation",
         "build_stateless_continuation",
         "parse_interaction",

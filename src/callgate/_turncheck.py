@@ -12,23 +12,25 @@ the room, since each protocol spells it differently.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from ._errors import CallgateError, ContinuationError, UsageError
 from .contracts import REVISIONS
 
 __all__ = ["check_parsed_turn"]
 
+T = TypeVar("T")
+
 
 def check_parsed_turn(
-    turn: Any,
-    turn_type: type,
+    turn: object,
+    turn_type: type[T],
     room: str,
-    digest: Callable[[Any], str],
+    digest: Callable[[T], str],
     *,
     baseline: bool = False,
-) -> None:
-    """Refuse ``turn`` unless it is an unaltered ``turn_type`` of ``room``.
+) -> T:
+    """Return ``turn`` if it is an unaltered ``turn_type`` of ``room``, else refuse it.
 
     ``digest`` recomputes the turn's digest (the room's ``turn_digest``). With
     ``baseline=True`` the turn's ``baseline`` must also be one of the known contract
@@ -38,11 +40,13 @@ def check_parsed_turn(
     if not isinstance(turn, turn_type):
         article = "an" if room[:1] in "aeiou" else "a"
         raise UsageError(f"turn must be {article} {room}.Turn, not {type(turn).__name__}")
+    recorded: Any = turn  # a Turn of any room: it has .digest (and .baseline where asked)
     try:
         recomputed = digest(turn)
     except (CallgateError, AttributeError, TypeError):
         recomputed = ""
-    if recomputed != turn.digest:
+    if recomputed != recorded.digest:
         raise ContinuationError("the turn was mutated after parsing (digest mismatch)")
-    if baseline and turn.baseline not in REVISIONS:
-        raise ContinuationError(f"the turn has an unknown baseline {turn.baseline!r}")
+    if baseline and recorded.baseline not in REVISIONS:
+        raise ContinuationError(f"the turn has an unknown baseline {recorded.baseline!r}")
+    return turn

@@ -54,8 +54,8 @@ def same_signature(a: Any, b: Any) -> bool:
         return False
 
 
-def _check_turn(turn: Any) -> Turn:
-    check_parsed_turn(turn, Turn, "gemini_generate_content", turn_digest, baseline=True)
+def _check_turn(value: Any) -> Turn:
+    turn = check_parsed_turn(value, Turn, "gemini_generate_content", turn_digest, baseline=True)
     if turn.finish_reason != STOP or not turn.calls:
         raise ContinuationError(
             f"only a STOP turn with released function calls can be continued "

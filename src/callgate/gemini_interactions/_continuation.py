@@ -51,8 +51,8 @@ _FUNCTION_KEYS = frozenset(
 _FOREIGN_FORMATS = frozenset({"json_schema", "json_object"})  # OpenAI's spellings
 
 
-def _check_turn(turn: Any) -> Turn:
-    check_parsed_turn(turn, Turn, "gemini_interactions", turn_digest, baseline=True)
+def _check_turn(value: Any) -> Turn:
+    turn = check_parsed_turn(value, Turn, "gemini_interactions", turn_digest, baseline=True)
     if turn.origin not in ORIGINS:
         raise ContinuationError(f"the turn has an unknown origin {turn.origin!r}")
     if turn.status != "requires_action" or not turn.calls:

@@ -48,8 +48,8 @@ __all__ = ["build_continuation"]
 _ROLES = ("developer", "system", "user", "assistant", "tool")
 
 
-def _check_turn(turn: Any) -> Turn:
-    check_parsed_turn(turn, Turn, "openai_chat_completions", turn_digest, baseline=True)
+def _check_turn(value: Any) -> Turn:
+    turn = check_parsed_turn(value, Turn, "openai_chat_completions", turn_digest, baseline=True)
     if not turn.calls:
         raise ContinuationError(
             f"only a turn whose calls were released can be continued "
