@@ -13,7 +13,8 @@ from ._body import parse_response
 # CARRY_CONTAINER (the ``container=`` default) stays importable from the package but is not
 # part of the shared room surface in ``__all__``.
 from ._continuation import CARRY_CONTAINER as CARRY_CONTAINER
-from ._continuation import SystemMessageCapability, build_continuation
+from ._continuation import build_continuation
+from ._history import SystemMessageCapability
 from ._media import IMAGE_BASE64_MAX, IMAGE_TYPES
 from ._parser import Parser, parse_stream
 from ._state import State
