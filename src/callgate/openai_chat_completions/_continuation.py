@@ -27,15 +27,14 @@ match the calls exactly are :class:`~callgate.BindingError`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from itertools import islice
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .._digest import canonical_bytes
 from .._errors import ContinuationError, UsageError
 from .._json import json_copy
 from .._limits import DEFAULT_LIMITS, Limits
-from .._results import ToolResult, bind_results
+from .._results import ToolResult, bind_argument
 from .._turncheck import check_parsed_turn
 from .._visible import checked_outputs
 from ._events import PROVIDER
@@ -146,13 +145,7 @@ def _render(result: ToolResult) -> str | list[dict[str, Any]]:
 def _tool_messages(
     turn: Turn, results: Iterable[ToolResult], limits: Limits
 ) -> list[dict[str, Any]]:
-    if isinstance(results, str | bytes | Mapping) or not isinstance(results, Iterable):
-        raise UsageError(f"results must be an iterable of ToolResult, not {type(results).__name__}")
-    given = list(islice(results, len(turn.calls) + 1))
-    for position, result in enumerate(given):
-        if not isinstance(result, ToolResult):
-            raise UsageError(f"result #{position} is a {type(result).__name__}, not a ToolResult")
-    bound = bind_results([call.call_id for call in turn.calls], given)
+    bound = bind_argument([call.call_id for call in turn.calls], results)
     checked_outputs(bound, api=API, provider=PROVIDER, limits=limits, measure="raw")
     return [
         {"role": "tool", "tool_call_id": call.call_id, "content": _render(result)}

@@ -26,7 +26,7 @@ from .._digest import canonical_bytes
 from .._errors import ContinuationError, UsageError
 from .._json import json_copy
 from .._limits import DEFAULT_LIMITS, Limits
-from .._results import ToolResult, bind_results
+from .._results import ToolResult, bind_argument
 from .._turncheck import check_parsed_turn
 from .._visible import checked_outputs
 from ._connection import ConnectionToken, check_token
@@ -195,13 +195,7 @@ def _checked(turn: Turn, results: Iterable[ToolResult], limits: Limits) -> list[
     check_parsed_turn(turn, Turn, "openai_responses", turn_digest)
     if turn.status != "completed" or not turn.calls:
         raise ContinuationError("the turn released no calls: there is nothing to continue")
-    if isinstance(results, str | bytes | Mapping) or not isinstance(results, Iterable):
-        raise UsageError(f"results must be an iterable of ToolResult, not {type(results).__name__}")
-    results = list(results)
-    for position, result in enumerate(results):
-        if not isinstance(result, ToolResult):
-            raise UsageError(f"result #{position} is a {type(result).__name__}, not a ToolResult")
-    bound = bind_results([call.call_id for call in turn.calls], results)
+    bound = bind_argument([call.call_id for call in turn.calls], results)
     checked_outputs(bound, api=API, provider=PROVIDER, limits=limits, measure="raw")
     return [
         {"type": "function_call_output", "call_id": result.call_id, "output": _output(result)}
