@@ -218,7 +218,8 @@ class ToolContext:
 class Tool:
     """A tool registered on the ledger. ``run(arguments, ctx)`` returns the output (a str or
     a JSON value; or a tuple of TextPart/MediaPart, or a ToolResult to add an ``audit``
-    value or mark an error, whose ``call_id`` the ledger replaces);
+    value or mark an error: ``ToolResult(ctx.call_id, ...)``, bound to the effect's call
+    whatever id it names);
     ``verify(arguments, ctx)`` returns Applied / NotApplied / Inconclusive.
     ``business_key(arguments)`` names the intent for duplicate detection across turns: a
     str; when it raises or returns anything else, that call gets an error result (it is
