@@ -37,7 +37,7 @@ ROOMS = {
     "openai_chat_completions",
 }
 KERNEL = {"_errors", "_limits", "_json", "_digest", "_fields", "_results", "_hosted", "_protocols"}
-KERNEL |= {"_feed", "_media", "_visible"}
+KERNEL |= {"_feed", "_media", "_visible", "_turncheck"}
 KERNEL |= {"sse"}
 KERNEL |= {"contracts", "__init__"}
 TOP = {"cli", "demo", "pytest_plugin", "__main__"}

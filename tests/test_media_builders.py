@@ -328,7 +328,7 @@ def test_url_and_file_id_parts_count_as_parts_not_bytes() -> None:
 
 def test_each_room_accepts_its_own_media_request_as_the_next_history() -> None:
     from callgate import openai_responses
-    from callgate.anthropic_messages._continuation import check_history
+    from callgate.anthropic_messages._history import check_history
     from callgate.gemini_interactions import build_stateless_continuation
     from callgate.gemini_interactions._continuation import _check_prior
 

@@ -12,6 +12,7 @@ ROOM_NAMES = {
         "Connection",
         "ConnectionToken",
         "FunctionCall",
+        "IMAGE_TYPES",
         "ProviderErrorInfo",
         "Steer",
         "build_stateful_continuation",
@@ -19,6 +20,8 @@ ROOM_NAMES = {
         "parse_connection",
     },
     "anthropic_messages": {
+        "IMAGE_BASE64_MAX",
+        "IMAGE_TYPES",
         "ToolUse",
         "RECOVERY_ERROR_TEXT",
         "RecoveryCall",
@@ -28,6 +31,7 @@ ROOM_NAMES = {
     },
     "gemini_interactions": {
         "FunctionCall",
+        "MEDIA_TYPES",
         "build_stateful_continuation",
         "build_stateless_continuation",
         "parse_interaction",
@@ -86,8 +90,10 @@ def test_every_room_has_the_same_file_set(protocol: str) -> None:
     # _event_ids.py where its events carry resume tokens (Interactions' event_id), and
     # _profiles.py where OpenAI-compatible servers need named relaxations (Chat Completions),
     # and _connection.py + _steering.py where one socket carries many responses (the
-    # Responses WebSocket mode and its steering).
+    # Responses WebSocket mode and its steering), and _history.py where the caller's history
+    # is checked against the API's conversation rules (Anthropic's role table).
     optional = {"_threads.py", "_event_ids.py", "_profiles.py", "_connection.py", "_steering.py"}
+    optional |= {"_history.py"}
     assert files <= required | optional, sorted(files - required - optional)
 
 

@@ -15,7 +15,7 @@ so an endless generator fails fast instead of hanging.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import islice
 from typing import Any
 
@@ -23,7 +23,7 @@ from ._digest import canonical_bytes
 from ._errors import BindingError, UsageError
 from ._media import Internal, MediaPart, TextPart
 
-__all__ = ["ToolResult", "bind_results", "contains_internal"]
+__all__ = ["ToolResult", "bind_argument", "bind_results", "contains_internal"]
 
 _PART_TYPES = (TextPart, MediaPart, Internal)
 
@@ -155,3 +155,17 @@ def bind_results(call_ids: Sequence[str], results: Iterable[ToolResult]) -> tupl
     if missing:
         raise BindingError(f"no result for call_id(s) {', '.join(map(repr, missing))}")
     return tuple(by_id[call_id] for call_id in expected)
+
+
+def bind_argument(call_ids: Sequence[str], results: Any) -> tuple[ToolResult, ...]:
+    """:func:`bind_results` for a builder's ``results`` argument, whose shape is checked
+    first: :class:`UsageError` if it is not an iterable of :class:`ToolResult` (a str,
+    bytes or mapping is not one). Consumes at most ``len(call_ids) + 1`` items."""
+    if isinstance(results, str | bytes | Mapping) or not isinstance(results, Iterable):
+        raise UsageError(f"results must be an iterable of ToolResult, not {type(results).__name__}")
+    # One more than the calls is enough for bind_results to report an extra result.
+    given = list(islice(results, len(call_ids) + 1))
+    for position, result in enumerate(given):
+        if not isinstance(result, ToolResult):
+            raise UsageError(f"result #{position} is a {type(result).__name__}, not a ToolResult")
+    return bind_results(call_ids, given)

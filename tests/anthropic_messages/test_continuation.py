@@ -550,7 +550,7 @@ def test_caller_data_that_is_not_json_is_a_usage_error() -> None:
 
 
 def test_the_role_table_has_a_rule_for_every_pair_of_roles() -> None:
-    from callgate.anthropic_messages._continuation import _RULES
+    from callgate.anthropic_messages._history import _RULES
 
     roles = ["user", "assistant", "system"]
     assert set(_RULES) == {(prev, role) for prev in [None, *roles] for role in roles}

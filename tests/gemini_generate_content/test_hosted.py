@@ -686,7 +686,7 @@ def test_builder_detects_mutated_grounding() -> None:
         ("https://example.com/math", 0, 8)
     ]
     turn.candidate["groundingMetadata"]["webSearchQueries"].append("injected")
-    with pytest.raises(ContinuationError, match="modified"):
+    with pytest.raises(ContinuationError, match="mutated"):
         _continue(turn)
 
 

@@ -337,3 +337,47 @@ def test_a_replayed_screenshot_in_request_bodies_is_stored_once(store_url: str) 
             stored = tx.one("SELECT SUM(LENGTH(body)) FROM ledger_requests")
         assert stored is not None
         assert int(stored[0]) < 2000
+
+
+def test_a_tool_answers_with_the_call_id_its_context_carries(store_url: str) -> None:
+    """``ctx.call_id`` is the provider's id of the call, in run (any effect class) and in
+    verify, so a tool returns ``ToolResult(ctx.call_id, ..., audit=...)`` as it is."""
+    from callgate.ledger import Applied
+
+    seen: list[tuple[str, str]] = []
+
+    def run(args: Any, ctx: ToolContext) -> Any:
+        seen.append(("run", ctx.call_id))
+        return ToolResult(ctx.call_id, "done", audit={"raw_id": 7})
+
+    def verify(args: Any, ctx: ToolContext) -> Any:
+        seen.append(("verify", ctx.call_id))
+        return Applied("done")
+
+    tools = [
+        Tool("plain", run),
+        Tool("local", run, effect=EffectClass.LOCAL_TX),
+        Tool("verif", run, effect=EffectClass.VERIFIABLE, verify=verify),
+    ]
+    with open_ledger(store_url, tools=tools) as ledger:
+        req = ledger.record_request("ids", provider="test", request_digest="d")
+        ledger.mark_sent(req.request_id)
+        ledger.identify(req.request_id, "turn-ids")
+        calls = [CallInput("c-plain", "plain", {}), CallInput("c-local", "local", {})]
+        calls.append(CallInput("c-verif", "verif", {}))
+        plain, local, verif = ledger.record_turn(
+            req.request_id, TurnInput("test", "turn-ids", "digest-ids", {}, calls)
+        )
+        ledger.execute(plain.effect_id, worker_id="w")
+        ledger.execute(local.effect_id, worker_id="w")
+        ledger.claim(verif.effect_id, worker_id="dead")
+        with ledger.transaction() as tx:
+            tx.run("UPDATE ledger_effects SET lease_until = 0")
+        ledger.recover("rescuer")
+        assert ledger.verify(verif.effect_id).state is EffectState.COMMITTED
+        assert seen == [("run", "c-plain"), ("run", "c-local"), ("verify", "c-verif")]
+        results = ledger.results("ids", 1) or ()
+        assert [(r.call_id, r.audit) for r in results[:2]] == [
+            ("c-plain", {"raw_id": 7}),
+            ("c-local", {"raw_id": 7}),
+        ]

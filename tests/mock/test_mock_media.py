@@ -295,7 +295,9 @@ def test_eliding_copies_and_leaves_short_payloads_alone() -> None:
     assert bad["input"][0]["result"][0]["data"] == "<media not base64, 300 chars>"
 
 
-def test_the_providers_media_facts_are_the_rooms() -> None:
+def test_the_providers_media_facts_are_the_rooms_own_objects() -> None:
+    """One source: the mock reads the rooms' public media facts, it keeps no copy."""
+    from callgate import anthropic_messages, gemini_interactions, openai_responses
     from callgate.anthropic_messages import _media as anthropic_room
     from callgate.gemini_interactions import _media as gi_room
     from callgate.mock._providers.anthropic_messages import _media as anthropic_mock
@@ -303,7 +305,10 @@ def test_the_providers_media_facts_are_the_rooms() -> None:
     from callgate.mock._providers.openai_responses import _media as openai_mock
     from callgate.openai_responses import _media as openai_room
 
-    assert openai_mock.IMAGE_TYPES == openai_room.IMAGE_TYPES
-    assert anthropic_mock.IMAGE_TYPES == anthropic_room.IMAGE_TYPES
-    assert anthropic_mock.IMAGE_BASE64_MAX == anthropic_room.IMAGE_BASE64_MAX
-    assert gi_mock.MEDIA_TYPES == gi_room.MEDIA_TYPES
+    assert openai_mock.IMAGE_TYPES is openai_responses.IMAGE_TYPES is openai_room.IMAGE_TYPES
+    assert anthropic_mock.IMAGE_TYPES is anthropic_messages.IMAGE_TYPES
+    assert anthropic_messages.IMAGE_TYPES is anthropic_room.IMAGE_TYPES
+    assert anthropic_mock.IMAGE_BASE64_MAX == anthropic_room.IMAGE_BASE64_MAX == 5 * 1024 * 1024
+    assert gi_mock.MEDIA_TYPES is gemini_interactions.MEDIA_TYPES is gi_room.MEDIA_TYPES
+    with pytest.raises(TypeError):  # a public fact cannot be edited in place
+        gemini_interactions.MEDIA_TYPES["image"] = frozenset()  # type: ignore[index]

@@ -13,7 +13,9 @@ from ._body import parse_response
 # CARRY_CONTAINER (the ``container=`` default) stays importable from the package but is not
 # part of the shared room surface in ``__all__``.
 from ._continuation import CARRY_CONTAINER as CARRY_CONTAINER
-from ._continuation import SystemMessageCapability, build_continuation
+from ._continuation import build_continuation
+from ._history import SystemMessageCapability
+from ._media import IMAGE_BASE64_MAX, IMAGE_TYPES
 from ._parser import Parser, parse_stream
 from ._state import State
 from ._threads import THREADS_BETA as THREADS_BETA
@@ -21,6 +23,8 @@ from ._threads import build_thread_continuation
 from ._turn import RECOVERY_ERROR_TEXT, RecoveryCall, ToolUse, Turn
 
 __all__ = [
+    "IMAGE_BASE64_MAX",
+    "IMAGE_TYPES",
     "RECOVERY_ERROR_TEXT",
     "Parser",
     "RecoveryCall",

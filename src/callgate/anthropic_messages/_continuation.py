@@ -9,10 +9,7 @@ Thinking blocks "must be passed back unmodified and in their original order" (an
 2.14.0 ``types/thinking_block_param.py``; https://platform.claude.com/docs/en/build-with-claude/extended-thinking),
 so blocks are copied, never rebuilt. Nothing is inherited: every control is passed explicitly.
 
-The history must be a conversation the API accepts: roles alternate (``_RULES``, a
-``(previous role, role) -> rule`` table), ``system`` messages only where the model is
-declared to take them, every client ``tool_use`` answered exactly by the next user message,
-consecutive assistant messages only after a paused server-tool loop (``pause_turn``).
+The history must be a conversation the API accepts (``_history.check_history``).
 
 Errors: :class:`UsageError` for an argument of the wrong type or shape (not a Turn, a
 message, tool or control that is not of the documented shape, caller data that is not
@@ -24,17 +21,18 @@ for results that do not match the calls.
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .._digest import canonical_bytes
-from .._errors import CallgateError, ContinuationError, UsageError
+from .._errors import ContinuationError, UsageError
 from .._json import json_copy
 from .._limits import DEFAULT_LIMITS, Limits
 from .._results import ToolResult, bind_results
+from .._turncheck import check_parsed_turn
 from .._visible import checked_outputs, refuse_request_total
 from . import _events as ev
+from ._history import SystemMessageCapability, blocks_of, check_history
 from ._hosted import check_declared, check_search_results
 from ._media import API, REQUEST_MAX, REQUEST_RULE, render_content
 from ._turn import (
@@ -49,9 +47,7 @@ from ._turn import (
 __all__ = [
     "CARRY_CONTAINER",
     "INVALID_INPUT_KEY",
-    "SystemMessageCapability",
     "build_continuation",
-    "check_history",
 ]
 
 # Invalid input is replayed wrapped in an object, as the fine-grained tool streaming docs
@@ -61,9 +57,6 @@ _PARSE_FAILURES = frozenset({REASON_INVALID_JSON, REASON_LIMIT, REASON_NON_OBJEC
 # Top-level request fields the builder owns.
 _PROTECTED = frozenset({"model", "max_tokens", "messages", "tools", "system", "container"})
 _TOOL_RESULT_CONTENT = frozenset({"text", "image", "document", "search_result", "tool_reference"})
-_ROLES = frozenset({"user", "assistant", "system"})
-_SERVER_BLOCKS = ev.SERVER_TOOL_RESULT_BLOCKS | {"server_tool_use"}
-Blocks = list[dict[str, Any]]
 
 
 class _Carry:
@@ -76,19 +69,6 @@ class _Carry:
 CARRY_CONTAINER: Any = _Carry()
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class SystemMessageCapability:
-    """The caller's explicit statement that ``model`` accepts ``role: "system"`` messages
-    inside ``messages`` (documented for some models only). Raises :class:`UsageError` for
-    an empty model name."""
-
-    model: str
-
-    def __post_init__(self) -> None:
-        if type(self.model) is not str or not self.model:
-            raise UsageError("SystemMessageCapability.model must be a non-empty str")
-
-
 def _copy(value: Any, what: str) -> Any:
     """A deep copy that also proves ``value`` is plain JSON (UsageError otherwise)."""
     return json_copy(value, what=what)
@@ -96,143 +76,6 @@ def _copy(value: Any, what: str) -> Any:
 
 def _copy_list(items: Any, what: str) -> Any:
     return _copy([dict(m) if isinstance(m, Mapping) else m for m in items], what)
-
-
-# -- history ------------------------------------------------------------------------------
-
-
-def blocks_of(message: dict[str, Any], where: str) -> Blocks:
-    content = message.get("content")
-    if type(content) is str:
-        return [{"type": "text", "text": content}]
-    if type(content) is not list or any(
-        type(b) is not dict or type(b.get("type")) is not str for b in content
-    ):
-        raise UsageError(f"{where}: content must be a string or a list of typed blocks")
-    return content
-
-
-def _paused(blocks: Blocks) -> bool:
-    """Whether an assistant message ends inside a server-tool loop (how pause_turn ends)."""
-    return bool(blocks) and blocks[-1]["type"] in _SERVER_BLOCKS
-
-
-class _History:
-    """The walk over the caller's history; each method is one check a rule may name."""
-
-    __slots__ = ("capability", "model", "pending", "prev", "prev_blocks", "uses")
-
-    def __init__(self, model: str, capability: SystemMessageCapability | None) -> None:
-        self.model, self.capability = model, capability
-        self.uses: Blocks = []  # every client tool_use of the history
-        self.pending: list[str] = []  # tool_use ids of the last assistant message, unanswered
-        self.prev: str | None = None
-        self.prev_blocks: Blocks = []
-
-    def refuse_start(self, blocks: Blocks, where: str) -> None:
-        raise ContinuationError("history must start with a user message")
-
-    def refuse_user(self, blocks: Blocks, where: str) -> None:
-        raise ContinuationError(f"{where}: a user message cannot follow a {self.prev} message")
-
-    def answers(self, blocks: Blocks, where: str) -> None:
-        """tool_result blocks come first and answer the pending tool_use ids exactly."""
-        answered = [b.get("tool_use_id") for b in blocks if b["type"] == "tool_result"]
-        leading = [b["type"] == "tool_result" for b in blocks]
-        if leading != sorted(leading, reverse=True):
-            raise ContinuationError(f"{where}: tool_result blocks must come first")
-        if sorted(answered, key=repr) != sorted(self.pending, key=repr):
-            raise ContinuationError(
-                f"{where}: tool_result ids {answered!r} do not answer the tool_use ids "
-                f"{self.pending!r} of the previous assistant message exactly"
-            )
-        self.pending = []
-
-    def no_pending(self, blocks: Blocks, where: str) -> None:
-        if self.pending:
-            raise ContinuationError(
-                f"{where}: an assistant message cannot follow a {self.prev} message "
-                "with unanswered tool_use"
-            )
-
-    def after_pause(self, blocks: Blocks, where: str) -> None:
-        # pause_turn: the API merges consecutive assistant messages.
-        if not _paused(self.prev_blocks):
-            raise ContinuationError(
-                f"{where}: an assistant message can follow another only after a "
-                "paused server-tool loop"
-            )
-
-    def calls(self, blocks: Blocks, where: str) -> None:
-        """The assistant message's client tool_use blocks become the pending ones."""
-        self.pending = []
-        for block in blocks:
-            if block["type"] == ev.CLIENT_TOOL_BLOCK:
-                if type(block.get("id")) is not str or type(block.get("name")) is not str:
-                    raise UsageError(f"{where}: tool_use without id/name")
-                self.pending.append(block["id"])
-                self.uses.append(block)
-
-    def system_allowed(self, blocks: Blocks, where: str) -> None:
-        if self.capability is None or self.capability.model != self.model:
-            raise ContinuationError(
-                f"{where}: a system message needs SystemMessageCapability for {self.model!r}"
-            )
-
-    def after_server_result(self, blocks: Blocks, where: str) -> None:
-        prev = self.prev_blocks
-        if not prev or prev[-1]["type"] not in ev.SERVER_TOOL_RESULT_BLOCKS:
-            raise ContinuationError(
-                f"{where}: a system message must follow a user turn or an assistant turn "
-                "that ends in a server tool result"
-            )
-
-    def text_only(self, blocks: Blocks, where: str) -> None:
-        if any(b["type"] != "text" for b in blocks):
-            raise UsageError(f"{where}: system content must be text")
-
-
-_H = _History
-# (previous role, role) -> the checks, in order; None is the start of the history.
-_RULES: dict[tuple[str | None, str], tuple[Callable[[_History, Blocks, str], None], ...]] = {
-    (None, "user"): (_H.answers,),
-    (None, "assistant"): (_H.refuse_start,),
-    (None, "system"): (_H.refuse_start,),
-    ("user", "user"): (_H.refuse_user,),
-    ("user", "assistant"): (_H.calls,),
-    ("user", "system"): (_H.system_allowed, _H.text_only),
-    ("assistant", "user"): (_H.answers,),
-    ("assistant", "assistant"): (_H.no_pending, _H.after_pause, _H.calls),
-    ("assistant", "system"): (_H.system_allowed, _H.after_server_result, _H.text_only),
-    ("system", "user"): (_H.refuse_user,),
-    ("system", "assistant"): (_H.no_pending, _H.calls),
-    ("system", "system"): (_H.system_allowed, _H.text_only),
-}
-
-
-def check_history(
-    history: list[Any], model: str, capability: SystemMessageCapability | None
-) -> Blocks:
-    """Validate roles, alternation, system placement and tool_use answers; return the
-    history's client tool_use blocks."""
-    if not history:
-        raise ContinuationError("history must start with a user message; it is empty")
-    walk = _History(model, capability)
-    for position, message in enumerate(history):
-        where = f"history[{position}]"
-        if type(message) is not dict or message.get("role") not in _ROLES:
-            raise UsageError(f"{where}: not a message with role user/assistant/system")
-        blocks = blocks_of(message, where)
-        for check in _RULES[walk.prev, message["role"]]:
-            check(walk, blocks, where)
-        walk.prev, walk.prev_blocks = message["role"], blocks
-    if walk.prev == "assistant" and not _paused(walk.prev_blocks):
-        raise ContinuationError(
-            "history must end with a user or system message, or a paused server-tool loop"
-        )
-    if walk.pending:
-        raise ContinuationError("history ends with unanswered tool_use blocks")
-    return walk.uses
 
 
 # -- request parts --------------------------------------------------------------
@@ -374,14 +217,7 @@ def _check_system(system: Any) -> Any:
 
 
 def _check_turn(turn: Any) -> None:
-    if not isinstance(turn, Turn):
-        raise UsageError("turn must be an anthropic_messages.Turn")
-    try:
-        digest = turn_digest(turn)
-    except CallgateError:
-        digest = ""
-    if digest != turn.digest:
-        raise ContinuationError("the turn was modified after parsing (digest mismatch)")
+    check_parsed_turn(turn, Turn, "anthropic_messages", turn_digest)
     if not turn.complete:
         raise ContinuationError("the turn did not reach message_stop")
 

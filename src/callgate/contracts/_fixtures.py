@@ -39,19 +39,17 @@ import datetime
 import os
 import re
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any
 
-from .._errors import ContractError, ProtocolError, UsageError
-from .._json import loads_strict
+from .._errors import ContractError, UsageError
 from .._limits import DEFAULT_LIMITS
-from ..sse import SSEDecoder
 from ._baselines import PROTOCOLS, REVISIONS, get_baseline
+from ._layers import WireEvent, decode_body, decode_lines, decode_wire, json_object
 from ._urls import validate_source_url
 
 __all__ = ["LAYERS", "Fixture", "load_fixture", "load_fixtures"]
 
 LAYERS: tuple[str, ...] = ("wire-sse", "event-dicts", "json-body", "recorded")
-DONE = "[DONE]"
 _REQUIRED = frozenset(
     {
         "provider",
@@ -67,8 +65,6 @@ _REQUIRED = frozenset(
 _OPTIONAL = frozenset({"description", "expected", "recording"})
 _RECORDING_KEYS = frozenset({"request", "response", "sdk", "model", "recorded_at", "schema_hash"})
 _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-
-WireEvent: TypeAlias = tuple[str | None, dict[str, Any] | str]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -119,12 +115,12 @@ class Fixture:
         or "[DONE]")`` per event."""
         if not (self.layer == "recorded" and self.streamed):
             self._require_layer("wire-sse")
-        return _decode_wire(self.data, self.path_sse)
+        return decode_wire(self.data, self.path_sse)
 
     def event_dicts(self) -> list[dict[str, Any]]:
         """For ``event-dicts``: the JSON object of every line."""
         self._require_layer("event-dicts")
-        return _decode_lines(self.data, self.path_sse)
+        return decode_lines(self.data, self.path_sse)
 
     def events(self) -> list[WireEvent] | list[dict[str, Any]]:
         """The decoded events: :meth:`wire_events` or :meth:`event_dicts` by layer."""
@@ -138,89 +134,11 @@ class Fixture:
         """For ``json-body`` (and an unstreamed ``recorded``): the response body object."""
         if not (self.layer == "recorded" and not self.streamed):
             self._require_layer("json-body")
-        return _decode_body(self.data, self.path_sse)
+        return decode_body(self.data, self.path_sse)
 
     def _require_layer(self, layer: str) -> None:
         if self.layer != layer:
             raise UsageError(f"fixture {self.name!r} has layer {self.layer!r}, not {layer!r}")
-
-
-def _decode_utf8(data: bytes, path: Path) -> str:
-    if not data:
-        raise ContractError(f"{path}: empty stream")
-    if data.startswith(b"\xef\xbb\xbf"):
-        raise ContractError(f"{path}: byte order mark")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ContractError(f"{path}: invalid UTF-8 at byte {exc.start}") from exc
-
-
-def _json_object(data: bytes | str, path: Path, where: str) -> dict[str, Any]:
-    try:
-        value = loads_strict(data, limits=DEFAULT_LIMITS)
-    except ProtocolError as exc:
-        raise ContractError(f"{path}: {where}: invalid JSON: {exc}") from exc
-    if type(value) is not dict:
-        raise ContractError(f"{path}: {where}: expected a JSON object")
-    return value
-
-
-def _check_dataless_blocks(text: str, path: Path) -> None:
-    """WHATWG drops a block with fields but no ``data:`` silently; a fixture may not."""
-    fields: list[str] = []
-    has_data = False
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    for line in lines:
-        if not line:
-            if fields and not has_data:
-                raise ContractError(f"{path}: empty event (fields {fields} but no data)")
-            fields, has_data = [], False
-        elif not line.startswith(":"):
-            name = line.partition(":")[0]
-            fields.append(name)
-            has_data = has_data or name == "data"
-
-
-def _decode_wire(data: bytes, path: Path) -> list[WireEvent]:
-    text = _decode_utf8(data, path)
-    decoder = SSEDecoder(limits=DEFAULT_LIMITS)
-    try:
-        raw = decoder.feed(data)
-        raw.extend(decoder.finish())
-    except ProtocolError as exc:
-        raise ContractError(f"{path}: SSE does not decode: {exc}") from exc
-    _check_dataless_blocks(text, path)
-    if not raw:
-        raise ContractError(f"{path}: SSE stream has no events")
-    events: list[WireEvent] = []
-    for index, event in enumerate(raw):
-        where = f"event {index}"
-        if not event.data.strip():
-            raise ContractError(f"{path}: {where}: empty event (data is empty or whitespace)")
-        if event.data == DONE:
-            events.append((event.event, DONE))
-        else:
-            events.append((event.event, _json_object(event.data, path, where)))
-    return events
-
-
-def _decode_lines(data: bytes, path: Path) -> list[dict[str, Any]]:
-    text = _decode_utf8(data, path)
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()  # the newline that ends the file
-    result: list[dict[str, Any]] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            raise ContractError(f"{path}: line {number}: blank line")
-        result.append(_json_object(line, path, f"line {number}"))
-    return result
-
-
-def _decode_body(data: bytes, path: Path) -> dict[str, Any]:
-    _decode_utf8(data, path)
-    return _json_object(data, path, "body")
 
 
 def _read(path: Path, limit: int) -> bytes:
@@ -264,7 +182,7 @@ def load_fixture(path: str | os.PathLike[str], *, allow_local_source_urls: bool 
     hygiene, not authenticity.
     """
     name, path_sse, path_json = _paths(path)
-    meta = _json_object(_read(path_json, DEFAULT_LIMITS.max_json_bytes), path_json, "metadata")
+    meta = json_object(_read(path_json, DEFAULT_LIMITS.max_json_bytes), path_json, "metadata")
     unknown = sorted(set(meta) - _REQUIRED - _OPTIONAL)
     if unknown:
         raise ContractError(f"{path_json}: unknown metadata keys {unknown}")
@@ -327,11 +245,11 @@ def load_fixture(path: str | os.PathLike[str], *, allow_local_source_urls: bool 
 
     data = _read(path_sse, DEFAULT_LIMITS.max_stream_bytes)
     if layer == "wire-sse":
-        _decode_wire(data, path_sse)
+        decode_wire(data, path_sse)
     elif layer == "event-dicts":
-        _decode_lines(data, path_sse)
+        decode_lines(data, path_sse)
     elif layer == "json-body":
-        _decode_body(data, path_sse)
+        decode_body(data, path_sse)
     elif recording is not None:
         _check_chunk_total(recording, data, path_json)
 

@@ -23,16 +23,15 @@ call unanswered, an undeclared function). Results that do not match the calls ex
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from itertools import islice
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .._errors import CallgateError, ContinuationError, UsageError
 from .._json import json_copy
 from .._limits import DEFAULT_LIMITS, Limits
-from .._results import ToolResult, bind_results
+from .._results import ToolResult, bind_argument
+from .._turncheck import check_parsed_turn
 from .._visible import checked_outputs, refuse_request_total
-from ..contracts import REVISIONS
 from ._assembly import decode_signature
 from ._events import CALL_PART, PROVIDER, STOP
 from ._media import API, INLINE_MAX, INLINE_RULE, render_response
@@ -54,17 +53,8 @@ def same_signature(a: Any, b: Any) -> bool:
         return False
 
 
-def _check_turn(turn: Any) -> Turn:
-    if not isinstance(turn, Turn):
-        raise UsageError(f"turn must be a gemini_generate_content.Turn, not {type(turn).__name__}")
-    try:
-        digest = turn_digest(turn)
-    except UsageError:
-        digest = ""
-    if digest != turn.digest:
-        raise ContinuationError("the turn was modified after parsing (digest mismatch)")
-    if turn.baseline not in REVISIONS:
-        raise ContinuationError(f"the turn has an unknown baseline {turn.baseline!r}")
+def _check_turn(value: Any) -> Turn:
+    turn = check_parsed_turn(value, Turn, "gemini_generate_content", turn_digest, baseline=True)
     if turn.finish_reason != STOP or not turn.calls:
         raise ContinuationError(
             f"only a STOP turn with released function calls can be continued "
@@ -182,14 +172,7 @@ def _function_responses(
     parts_allowed: bool | None,
     limits: Limits,
 ) -> dict[str, Any]:
-    if isinstance(results, str | bytes | Mapping) or not isinstance(results, Iterable):
-        raise UsageError(f"results must be an iterable of ToolResult, not {type(results).__name__}")
-    # One more than the calls is enough for bind_results to report an extra result.
-    given = list(islice(results, len(turn.calls) + 1))
-    for position, result in enumerate(given):
-        if not isinstance(result, ToolResult):
-            raise UsageError(f"result #{position} is a {type(result).__name__}, not a ToolResult")
-    bound = bind_results([call.call_id for call in turn.calls], given)
+    bound = bind_argument([call.call_id for call in turn.calls], results)
     checked_outputs(bound, api=API, provider=PROVIDER, limits=limits, measure="raw")
     refuse_request_total(
         bound, api=API, provider=PROVIDER, bound=INLINE_MAX, measure="base64", rule=INLINE_RULE

@@ -13,11 +13,13 @@ with :func:`parse_stream` and a non-streaming body with :func:`parse_interaction
 
 from ._body import parse_interaction, parse_response
 from ._continuation import build_stateful_continuation, build_stateless_continuation
+from ._media import MEDIA_TYPES
 from ._parser import Parser, parse_stream
 from ._state import State
 from ._turn import FunctionCall, Turn
 
 __all__ = [
+    "MEDIA_TYPES",
     "FunctionCall",
     "Parser",
     "State",

@@ -35,8 +35,8 @@ from .._errors import CallgateError, ContinuationError, UsageError
 from .._json import json_copy
 from .._limits import DEFAULT_LIMITS, Limits
 from .._results import ToolResult, bind_results
+from .._turncheck import check_parsed_turn
 from .._visible import checked_outputs
-from ..contracts import REVISIONS
 from ._assembly import check_step
 from ._events import CLIENT_STEP, PROVIDER, baseline_steps
 from ._hosted import Pairing
@@ -51,17 +51,10 @@ _FUNCTION_KEYS = frozenset(
 _FOREIGN_FORMATS = frozenset({"json_schema", "json_object"})  # OpenAI's spellings
 
 
-def _check_turn(turn: Any) -> Turn:
-    if not isinstance(turn, Turn):
-        raise UsageError(f"turn must be a gemini_interactions.Turn, not {type(turn).__name__}")
-    try:
-        digest = turn_digest(turn)
-    except UsageError:
-        digest = ""
-    if digest != turn.digest:
-        raise ContinuationError("the turn was modified after parsing (digest mismatch)")
-    if turn.origin not in ORIGINS or turn.baseline not in REVISIONS:
-        raise ContinuationError("the turn has an unknown origin or contract revision")
+def _check_turn(value: Any) -> Turn:
+    turn = check_parsed_turn(value, Turn, "gemini_interactions", turn_digest, baseline=True)
+    if turn.origin not in ORIGINS:
+        raise ContinuationError(f"the turn has an unknown origin {turn.origin!r}")
     if turn.status != "requires_action" or not turn.calls:
         raise ContinuationError(
             f"only a requires_action turn with function calls can be continued "

@@ -14,6 +14,8 @@ refused (use ``MediaPart.from_url`` with the Files API URI). A video's ``filenam
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, NoReturn
 
 from .._media import MediaPart, TextPart
@@ -24,37 +26,41 @@ from ._events import PROVIDER
 __all__ = ["API", "MEDIA_TYPES", "render_result"]
 
 API = "Gemini Interactions"
-MEDIA_TYPES: dict[str, frozenset[str]] = {
-    "image": frozenset(
-        f"image/{s}" for s in ("png", "jpeg", "webp", "heic", "heif", "gif", "bmp", "tiff")
-    ),
-    "document": frozenset(
-        {
-            "application/pdf",
-            "text/csv",
-            "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-            "application/vnd.ms-powerpoint",
-            "application/vnd.oasis.opendocument.presentation",
-            "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-            "application/msword",
-            "application/vnd.openxmlformats-officedocument.wordprocessingml.template",
-            "application/vnd.oasis.opendocument.text",
-            "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-            "application/vnd.ms-excel",
-            "application/vnd.oasis.opendocument.spreadsheet",
-        }
-    ),
-    "audio": frozenset(
-        f"audio/{s}"
-        for s in (
-            *("wav", "mp3", "aiff", "aac", "ogg", "flac", "mpeg"),
-            *("m4a", "l16", "opus", "alaw", "mulaw", "webm"),
-        )
-    ),
-    "video": frozenset(
-        f"video/{s}" for s in ("mp4", "mpeg", "mpg", "mov", "avi", "x-flv", "webm", "wmv", "3gpp")
-    ),
-}
+#: The inline MIME types each subcontent kind takes (google-genai 3.6.1 types); read-only.
+MEDIA_TYPES: Mapping[str, frozenset[str]] = MappingProxyType(
+    {
+        "image": frozenset(
+            f"image/{s}" for s in ("png", "jpeg", "webp", "heic", "heif", "gif", "bmp", "tiff")
+        ),
+        "document": frozenset(
+            {
+                "application/pdf",
+                "text/csv",
+                "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+                "application/vnd.ms-powerpoint",
+                "application/vnd.oasis.opendocument.presentation",
+                "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+                "application/msword",
+                "application/vnd.openxmlformats-officedocument.wordprocessingml.template",
+                "application/vnd.oasis.opendocument.text",
+                "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+                "application/vnd.ms-excel",
+                "application/vnd.oasis.opendocument.spreadsheet",
+            }
+        ),
+        "audio": frozenset(
+            f"audio/{s}"
+            for s in (
+                *("wav", "mp3", "aiff", "aac", "ogg", "flac", "mpeg"),
+                *("m4a", "l16", "opus", "alaw", "mulaw", "webm"),
+            )
+        ),
+        "video": frozenset(
+            f"video/{s}"
+            for s in ("mp4", "mpeg", "mpg", "mov", "avi", "x-flv", "webm", "wmv", "3gpp")
+        ),
+    }
+)
 #: The subcontent kinds each baseline's function_result takes, besides text.
 KINDS = {"2026-07-21": frozenset({"image"}), "2026-11": frozenset(MEDIA_TYPES)}
 

@@ -127,6 +127,7 @@ def claim_where(
         tool=effect.tool,
         arguments=effect.arguments,
         idempotency_token=effect.idempotency_token,
+        call_id=effect.call_id,
     )
 
 

@@ -250,6 +250,7 @@ class Ledger(RunsAndRequests):
             tool=effect.tool,
             arguments=effect.arguments,
             idempotency_token=effect.idempotency_token,
+            call_id=effect.call_id,
         )
 
     def heartbeat(self, claim: Claim, *, lease_seconds: float = 30.0) -> None:
@@ -306,7 +307,13 @@ class Ledger(RunsAndRequests):
     def run_claim(self, claim: Claim, tool: Tool) -> EffectRecord:
         """Run one claimed attempt and settle it (see the effect classes in docs/ledger.md)."""
         self._fault("after_claim")
-        ctx = ToolContext(claim.effect_id, claim.idempotency_token, claim.attempt, tool.name)
+        ctx = ToolContext(
+            claim.effect_id,
+            claim.idempotency_token,
+            claim.attempt,
+            tool.name,
+            call_id=claim.call_id,
+        )
         if tool.effect is EffectClass.LOCAL_TX:
             return _outbox.run_local(self._store, claim, tool, ctx, self._fault)
         try:

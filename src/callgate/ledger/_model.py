@@ -202,6 +202,8 @@ class ToolContext:
     ``idempotency_token`` is stable across attempts and workers; send it to remote APIs
     (e.g. as an ``Idempotency-Key`` header). ``tx`` is the ledger's open transaction, only
     for ``LOCAL_TX`` tools: ``tx.execute(sql, params)`` and ``tx.outbox(topic, payload)``.
+    ``call_id`` is the provider's id of the call this effect answers, so that ``run`` can
+    return ``ToolResult(ctx.call_id, output, audit=...)`` without inventing one.
     """
 
     effect_id: str
@@ -209,13 +211,15 @@ class ToolContext:
     attempt: int
     tool: str
     tx: Any = None
+    call_id: str = dataclasses.field(kw_only=True)
 
 
 @dataclasses.dataclass(frozen=True, slots=True, init=False)
 class Tool:
     """A tool registered on the ledger. ``run(arguments, ctx)`` returns the output (a str or
     a JSON value; or a tuple of TextPart/MediaPart, or a ToolResult to add an ``audit``
-    value or mark an error, whose ``call_id`` the ledger replaces);
+    value or mark an error: ``ToolResult(ctx.call_id, ...)``, bound to the effect's call
+    whatever id it names);
     ``verify(arguments, ctx)`` returns Applied / NotApplied / Inconclusive.
     ``business_key(arguments)`` names the intent for duplicate detection across turns: a
     str; when it raises or returns anything else, that call gets an error result (it is
@@ -349,6 +353,7 @@ class Claim:
     tool: str
     arguments: Any
     idempotency_token: str
+    call_id: str
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -100,7 +100,13 @@ def verify(
         checking = move(tx, effect, E.VERIFY, actor=worker_id, sets=lease)
         if checking is None:
             return one_effect(tx, effect.effect_id)
-    ctx = ToolContext(effect.effect_id, effect.idempotency_token, effect.attempt, tool.name)
+    ctx = ToolContext(
+        effect.effect_id,
+        effect.idempotency_token,
+        effect.attempt,
+        tool.name,
+        call_id=effect.call_id,
+    )
     try:
         outcome = tool.verify(effect.arguments, ctx)
     except Exception as exc:  # a verifier that breaks proves nothing

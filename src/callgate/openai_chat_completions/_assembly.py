@@ -18,7 +18,7 @@ from .._errors import LimitExceededError, SchemaError, SequenceError, Unsupporte
 from .._limits import Limits
 from ._profiles import Profile
 
-__all__ = ["Assembly", "inert_delta", "keyed_entry", "merge_extra"]
+__all__ = ["Assembly", "inert_delta", "keyed_entry", "merge_extra", "pick_choice"]
 
 
 def merge_extra(store: dict[str, Any], key: str, value: Any) -> None:
@@ -242,3 +242,51 @@ def keyed_entry(entry: Any, index: int) -> Any:
     if kind is not None and kind != "function":
         raise UnsupportedProviderState(f"tool call type {kind!r} is not a function call")
     return {**entry, "index": index}
+
+
+# -- which choice ---------------------------------------------------------------------
+
+
+def pick_choice(choices: Any, select: int | None) -> dict[str, Any] | None:
+    """The choice a chunk (or body) carries for the selected ``choice_index``: with none
+    selected, the only choice, which must be index 0 (``n > 1`` is refused); ``None`` if the
+    chunk has no choices (or not the selected one)."""
+    if choices is None:
+        return None
+    if type(choices) is not list:
+        raise SchemaError("'choices' must be a list")
+    if select is None and len(choices) == 1:
+        choice = choices[0]  # the common case: one choice, index 0
+        if type(choice) is not dict:
+            raise SchemaError("a choice must be an object")
+        index = choice.get("index")
+        if index != 0 or type(index) is not int:
+            _check_index(index)
+            raise UnsupportedProviderState(
+                f"choice index {index} (n > 1): select a choice with choice_index="
+            )
+        return choice
+    if select is None:
+        if choices:
+            raise UnsupportedProviderState(
+                f"{len(choices)} choices in one chunk (n > 1): select one with choice_index="
+            )
+        return None
+    found = None
+    seen: set[int] = set()
+    for choice in choices:
+        if type(choice) is not dict:
+            raise SchemaError("a choice must be an object")
+        index = _check_index(choice.get("index"))
+        if index in seen:
+            raise SequenceError(f"choice index {index} twice in one chunk")
+        seen.add(index)
+        if index == select:
+            found = choice
+    return found
+
+
+def _check_index(index: Any) -> int:
+    if type(index) is not int or index < 0:
+        raise SchemaError("a choice needs an integer 'index' >= 0")
+    return index

@@ -27,17 +27,16 @@ match the calls exactly are :class:`~callgate.BindingError`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from itertools import islice
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .._digest import canonical_bytes
 from .._errors import ContinuationError, UsageError
 from .._json import json_copy
 from .._limits import DEFAULT_LIMITS, Limits
-from .._results import ToolResult, bind_results
+from .._results import ToolResult, bind_argument
+from .._turncheck import check_parsed_turn
 from .._visible import checked_outputs
-from ..contracts import REVISIONS
 from ._events import PROVIDER
 from ._media import API, render_parts, text_content
 from ._turn import Turn, turn_digest
@@ -48,17 +47,8 @@ __all__ = ["build_continuation"]
 _ROLES = ("developer", "system", "user", "assistant", "tool")
 
 
-def _check_turn(turn: Any) -> Turn:
-    if not isinstance(turn, Turn):
-        raise UsageError(f"turn must be an openai_chat_completions.Turn, not {type(turn).__name__}")
-    try:
-        digest = turn_digest(turn)
-    except UsageError:
-        digest = ""
-    if digest != turn.digest:
-        raise ContinuationError("the turn was modified after parsing (digest mismatch)")
-    if turn.baseline not in REVISIONS:
-        raise ContinuationError(f"the turn has an unknown baseline {turn.baseline!r}")
+def _check_turn(value: Any) -> Turn:
+    turn = check_parsed_turn(value, Turn, "openai_chat_completions", turn_digest, baseline=True)
     if not turn.calls:
         raise ContinuationError(
             f"only a turn whose calls were released can be continued "
@@ -155,13 +145,7 @@ def _render(result: ToolResult) -> str | list[dict[str, Any]]:
 def _tool_messages(
     turn: Turn, results: Iterable[ToolResult], limits: Limits
 ) -> list[dict[str, Any]]:
-    if isinstance(results, str | bytes | Mapping) or not isinstance(results, Iterable):
-        raise UsageError(f"results must be an iterable of ToolResult, not {type(results).__name__}")
-    given = list(islice(results, len(turn.calls) + 1))
-    for position, result in enumerate(given):
-        if not isinstance(result, ToolResult):
-            raise UsageError(f"result #{position} is a {type(result).__name__}, not a ToolResult")
-    bound = bind_results([call.call_id for call in turn.calls], given)
+    bound = bind_argument([call.call_id for call in turn.calls], results)
     checked_outputs(bound, api=API, provider=PROVIDER, limits=limits, measure="raw")
     return [
         {"role": "tool", "tool_call_id": call.call_id, "content": _render(result)}

@@ -1,5 +1,5 @@
-"""Chunk handlers: one ``_on_<kind>`` per row of ``_state.TRANSITIONS``, the choice
-selection, and the body path (``take_body``) that shares them.
+"""Chunk handlers: one ``_on_<kind>`` per row of ``_state.TRANSITIONS``, and the body path
+(``take_body``) that shares them (the choice selection is ``_assembly.pick_choice``).
 
 :class:`Handlers` holds what one stream (or body) has contributed to the turn. The parser
 owns the state, the decoding and the error boundary; a handler raises the typed error it
@@ -20,7 +20,7 @@ from .._errors import (
     UsageError,
 )
 from .._limits import Limits
-from ._assembly import Assembly, inert_delta, keyed_entry, merge_extra
+from ._assembly import Assembly, inert_delta, keyed_entry, merge_extra, pick_choice
 from ._events import (
     CHUNK_OBJECT,
     COMPLETION_OBJECT,
@@ -119,7 +119,7 @@ class Handlers:
                 return K_EMPTY
             if kind is not None and kind != CHUNK_OBJECT:
                 raise UnsupportedProviderState(f"a streamed chunk with object {kind!r}")
-        choice = self._current = self._pick(chunk.get("choices"))
+        choice = self._current = pick_choice(chunk.get("choices"), self._select)
         if choice is None:
             return K_EMPTY
         if choice.get("finish_reason") is not None:
@@ -130,48 +130,6 @@ class Handlers:
             self._current = None
             return K_EMPTY
         return K_DELTA
-
-    def _pick(self, choices: Any) -> dict[str, Any] | None:
-        if choices is None:
-            return None
-        if type(choices) is not list:
-            raise SchemaError("'choices' must be a list")
-        select = self._select
-        if select is None and len(choices) == 1:
-            choice = choices[0]  # the common case: one choice, index 0
-            if type(choice) is not dict:
-                raise SchemaError("a choice must be an object")
-            index = choice.get("index")
-            if index != 0 or type(index) is not int:
-                self._check_index(index)
-                raise UnsupportedProviderState(
-                    f"choice index {index} (n > 1): select a choice with choice_index="
-                )
-            return choice
-        if select is None:
-            if choices:
-                raise UnsupportedProviderState(
-                    f"{len(choices)} choices in one chunk (n > 1): select one with choice_index="
-                )
-            return None
-        found = None
-        seen: set[int] = set()
-        for choice in choices:
-            if type(choice) is not dict:
-                raise SchemaError("a choice must be an object")
-            index = self._check_index(choice.get("index"))
-            if index in seen:
-                raise SequenceError(f"choice index {index} twice in one chunk")
-            seen.add(index)
-            if index == select:
-                found = choice
-        return found
-
-    @staticmethod
-    def _check_index(index: Any) -> int:
-        if type(index) is not int or index < 0:
-            raise SchemaError("a choice needs an integer 'index' >= 0")
-        return index
 
     # -- what every chunk contributes -------------------------------------------------------
 
@@ -346,7 +304,7 @@ class Handlers:
         kind = body.get("object")
         if kind != COMPLETION_OBJECT and kind is not None:
             raise UnsupportedProviderState(f"a body with object {kind!r} is not a chat.completion")
-        choice = self._pick(body.get("choices"))
+        choice = pick_choice(body.get("choices"), self._select)
         self._top(body)
         if choice is None:
             raise SequenceError("the body holds no choice: nothing is released")

@@ -7,12 +7,14 @@ Wire facts follow the official ``openai`` Python SDK of the chosen contract base
 from ._body import parse_response
 from ._connection import Connection, ConnectionToken, parse_connection
 from ._continuation import build_stateful_continuation, build_stateless_continuation
+from ._media import IMAGE_TYPES
 from ._parser import Parser, parse_stream
 from ._state import State
 from ._steering import Steer
 from ._turn import FunctionCall, ProviderErrorInfo, Turn
 
 __all__ = [
+    "IMAGE_TYPES",
     "Connection",
     "ConnectionToken",
     "FunctionCall",

@@ -13,7 +13,7 @@ from typing import Any, Final
 from .._errors import LimitExceededError, SchemaError, SequenceError, UnsupportedProviderState
 from .._fields import need, opt
 from .._limits import Limits
-from ._hosted import PING_ORDER
+from ._hosted import PING_ORDER, check_streamed_annotations
 
 __all__ = [
     "HOSTED_ITEM_TYPES",
@@ -61,6 +61,38 @@ class Part:
 
     def joined(self) -> str:
         return "".join(self.frags)
+
+    def add_delta(self, delta: str, limits: Limits, what: str) -> None:
+        """One text fragment; refused after the text was done or past ``max_text_chars``."""
+        if self.text is not None:
+            raise SequenceError(f"{what} after the text was done")
+        self.chars += len(delta)
+        check_text_size(self.chars, limits)
+        self.frags.append(delta)
+
+    def finish_text(self, text: Any, what: str) -> None:
+        """The text's ``.done`` value, which must equal the joined fragments."""
+        if self.text is not None:
+            raise SequenceError(f"{what} twice")
+        joined = self.joined()
+        if text != joined:
+            raise SequenceError(f"{what} differs from the deltas")
+        self.text = joined
+        self.frags = []
+
+    def close(self, done: dict[str, Any], what: str, warnings: list[str]) -> None:
+        """The part's ``.done`` value: same type, the text already done and equal to it;
+        its annotations compared with the streamed ones (a mismatch is only a warning)."""
+        if done.get("type") != self.kind:
+            raise SequenceError(f"{what} changed the part type")
+        if self.text is None:
+            raise SequenceError(f"{what} before the part's text was done")
+        field = "refusal" if self.kind == "refusal" else "text"
+        if done.get(field) != self.text:
+            raise SequenceError(f"{what} text differs from the streamed text")
+        if self.annotations:
+            check_streamed_annotations(self.annotations, done.get("annotations"), warnings)
+        self.closed = True
 
 
 class OpenItem:

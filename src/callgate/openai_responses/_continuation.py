@@ -26,7 +26,8 @@ from .._digest import canonical_bytes
 from .._errors import ContinuationError, UsageError
 from .._json import json_copy
 from .._limits import DEFAULT_LIMITS, Limits
-from .._results import ToolResult, bind_results
+from .._results import ToolResult, bind_argument
+from .._turncheck import check_parsed_turn
 from .._visible import checked_outputs
 from ._connection import ConnectionToken, check_token
 from ._events import PROVIDER
@@ -191,23 +192,10 @@ def build_stateless_continuation(
 
 def _checked(turn: Turn, results: Iterable[ToolResult], limits: Limits) -> list[dict[str, Any]]:
     """Verify the turn, bind the results; return the ``function_call_output`` items."""
-    if not isinstance(turn, Turn):
-        raise UsageError(f"turn must be an openai_responses.Turn, not {type(turn).__name__}")
-    try:
-        digest = turn_digest(turn)
-    except (UsageError, AttributeError, TypeError) as exc:
-        raise ContinuationError(f"the turn was altered after parsing ({exc})") from None
-    if digest != turn.digest:
-        raise ContinuationError("the turn was mutated after parsing (digest mismatch)")
+    check_parsed_turn(turn, Turn, "openai_responses", turn_digest)
     if turn.status != "completed" or not turn.calls:
         raise ContinuationError("the turn released no calls: there is nothing to continue")
-    if isinstance(results, str | bytes | Mapping) or not isinstance(results, Iterable):
-        raise UsageError(f"results must be an iterable of ToolResult, not {type(results).__name__}")
-    results = list(results)
-    for position, result in enumerate(results):
-        if not isinstance(result, ToolResult):
-            raise UsageError(f"result #{position} is a {type(result).__name__}, not a ToolResult")
-    bound = bind_results([call.call_id for call in turn.calls], results)
+    bound = bind_argument([call.call_id for call in turn.calls], results)
     checked_outputs(bound, api=API, provider=PROVIDER, limits=limits, measure="raw")
     return [
         {"type": "function_call_output", "call_id": result.call_id, "output": _output(result)}

@@ -35,7 +35,6 @@ from ._hosted import (
     PING_ORDER,
     add_annotation,
     check_declared,
-    check_streamed_annotations,
     declared_tools,
 )
 from ._state import State
@@ -328,38 +327,13 @@ class Handlers:
         st.parts[key] = Part(kind)
 
     def _on_part_done(self, obj: dict[str, Any], spec: EventSpec) -> None:
-        part = self._part_for(obj, spec)
-        if obj["part"].get("type") != part.kind:
-            raise SequenceError(f"{spec.type} changed the part type")
-        if part.text is None:
-            raise SequenceError(f"{spec.type} before the part's text was done")
-        field = "refusal" if part.kind == "refusal" else "text"
-        if obj["part"].get(field) != part.text:
-            raise SequenceError(f"{spec.type} text differs from the streamed text")
-        if part.annotations:
-            check_streamed_annotations(
-                part.annotations, obj["part"].get("annotations"), self._warnings
-            )
-        part.closed = True
+        self._part_for(obj, spec).close(obj["part"], spec.type, self._warnings)
 
     def _on_text_delta(self, obj: dict[str, Any], spec: EventSpec) -> None:
-        part = self._part_for(obj, spec)
-        if part.text is not None:
-            raise SequenceError(f"{spec.type} after the text was done")
-        delta: str = obj["delta"]
-        part.chars += len(delta)
-        check_text_size(part.chars, self._limits)
-        part.frags.append(delta)
+        self._part_for(obj, spec).add_delta(obj["delta"], self._limits, spec.type)
 
     def _on_text_done(self, obj: dict[str, Any], spec: EventSpec) -> None:
-        part = self._part_for(obj, spec)
-        if part.text is not None:
-            raise SequenceError(f"{spec.type} twice")
-        text = part.joined()
-        if obj[spec.text_field] != text:
-            raise SequenceError(f"{spec.type} differs from the deltas")
-        part.text = text
-        part.frags = []
+        self._part_for(obj, spec).finish_text(obj[spec.text_field], spec.type)
 
     def _on_annotation(self, obj: dict[str, Any], spec: EventSpec) -> None:
         try:

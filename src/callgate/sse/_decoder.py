@@ -19,11 +19,16 @@ per line, never once per byte, and not even that for a run of one-line ``data:``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from .._errors import FramingError, LimitExceededError, TruncatedStreamError, UsageError
 from .._limits import DEFAULT_LIMITS, Limits
+from ._event import ServerSentEvent
+from ._event import new_event as _new_event
+from ._event import set_data as _set_data
+from ._event import set_event as _set_event
+from ._event import set_id as _set_id
+from ._event import set_retry as _set_retry
 from ._framing import check_line_lengths, data_payloads, line_limit, offset_here
 
 __all__ = ["SSEDecoder", "ServerSentEvent"]
@@ -34,36 +39,6 @@ _MAX_RETRY_DIGITS = 4300
 _SLICE_BYTES = 64 * 1024
 
 _OPEN, _FINISHED, _FAILED = 0, 1, 2
-
-
-@dataclass(frozen=True, slots=True)
-class ServerSentEvent:
-    """One dispatched event.
-
-    - ``event``: the value of the last ``event:`` field of the block, or ``None`` when the
-      block had none (WHATWG would report ``"message"``; callers need to tell them apart).
-    - ``data``: the ``data:`` lines joined with ``"\\n"``.
-    - ``id``: the stream's last-event-ID buffer at dispatch time (it persists across
-      events), or ``None`` if no valid ``id:`` field has been seen yet.
-    - ``retry``: a valid ``retry:`` value (ASCII digits only) from this block, else ``None``.
-    """
-
-    event: str | None = None
-    data: str = ""
-    id: str | None = None
-    retry: int | None = None
-
-
-# The frozen dataclass __init__ costs four object.__setattr__ lookups per event; the
-# decoder's hot loop writes the slots through their member descriptors instead (about
-# twice as fast). Instances are indistinguishable from ones built by the constructor.
-_slot: dict[str, Any] = dict(ServerSentEvent.__dict__)
-_new_event = object.__new__
-_set_event = _slot["event"].__set__
-_set_data = _slot["data"].__set__
-_set_id = _slot["id"].__set__
-_set_retry = _slot["retry"].__set__
-del _slot
 
 
 class SSEDecoder:

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .._errors import UsageError
-from ._decoder import ServerSentEvent
+from ._event import ServerSentEvent
 
 __all__ = ["encode_event", "encode_json_events"]
 

@@ -7,8 +7,8 @@ stored objects) is passed in as a :class:`Host` when the app builds them.
 
 Here: the :class:`Provider` record and its parts, the values every route answers with
 (:class:`Reply`, :class:`Rendered`), header helpers, a scripted call's arguments and
-usage, the cut of streamed arguments, the request view ``expect`` blocks check, and the
-requests of the auxiliary and stored-object routes.
+usage, the cut of streamed arguments, and the requests of the auxiliary and stored-object
+routes; the request view ``expect`` blocks check is in :mod:`._request_view`, re-exported.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ..._errors import CallgateError
 from ..._json import loads_strict
 from ._chunking import make_splitter
+from ._request_view import FunctionResult, RequestView, last_text, list_of, texts, tool_names
 
 if TYPE_CHECKING:  # types only: the engine's script turn and store, Starlette's request
     from starlette.requests import Request
@@ -391,68 +392,3 @@ def cut_deltas(
             seen += 1
         out.append(event)
     return out
-
-
-# -- what a request contains, as ``expect`` blocks see it ---------------------------------------
-# Each provider's ``view`` builds one from its own body shape. Only what scripts can assert
-# is extracted; the rest of the body is journaled as sent. A field of the wrong shape is
-# reported as a mismatch by the matcher, never as a crash.
-
-
-@dataclasses.dataclass(slots=True)
-class FunctionResult:
-    call_id: str | None
-    name: str | None
-    output: Any
-    is_error: bool
-    parts: Any = None  # generateContent: the functionResponse's media parts
-
-
-@dataclasses.dataclass(slots=True)
-class RequestView:
-    model: Any
-    stream: bool
-    tools: tuple[str, ...]
-    # The results of the open round: in a replayed history, those after the model's last
-    # answer in text (results it already answered belong to older rounds).
-    results: tuple[FunctionResult, ...]
-    previous_id: Any
-    user_text: str
-    instructions: Any
-    # Gemini: function_result content nested in user_input steps (not results in v1).
-    nested_results: int = 0
-    # The text of the newest user message that has any (a message of tool results only
-    # is skipped: a replayed history ends with one after the first tool round).
-    last_user_text: str = ""
-
-
-def list_of(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def texts(content: Any) -> list[str]:
-    """Text of a content value: a string, or a list of text blocks."""
-    if isinstance(content, str):
-        return [content]
-    return [
-        block["text"]
-        for block in list_of(content)
-        if isinstance(block, dict) and isinstance(block.get("text"), str)
-    ]
-
-
-def tool_names(tools: Any) -> tuple[str, ...]:
-    if not isinstance(tools, list):
-        return ()
-    return tuple(
-        [
-            tool["name"]
-            for tool in tools
-            if isinstance(tool, dict) and isinstance(tool.get("name"), str)
-        ]
-    )
-
-
-def last_text(groups: list[list[str]]) -> str:
-    """The newest non-empty group of user texts, joined (``""`` if none)."""
-    return next(("\n".join(g) for g in reversed(groups) if any(g)), "")

@@ -10,19 +10,17 @@ that is not base64 is the mock's (Anthropic's own was not found).
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any
 
+from ....anthropic_messages import IMAGE_BASE64_MAX, IMAGE_TYPES
 from .._kit import Reply, list_of
 from .._media_kit import Found, media_in
 from ._routes import error_body
 
 __all__ = ["media_problem"]
 
+# pydantic's enum order in the message (the order of the SDK's Literal)
 _ORDER = ("image/jpeg", "image/png", "image/gif", "image/webp")
-# The room's IMAGE_TYPES and IMAGE_BASE64_MAX (anthropic_messages/_media.py; kept equal by
-# tests/mock/test_mock_media.py: a provider module imports no room module but _render).
-IMAGE_TYPES: Final = frozenset(_ORDER)
-IMAGE_BASE64_MAX: Final = 5 * 1024 * 1024
 
 
 def _problem(found: Found, path: str) -> str | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from ....gemini_interactions import MEDIA_TYPES
 from .._kit import Reply, list_of
 from .._media_kit import media_in
 from ._errors import error_body
@@ -21,36 +22,6 @@ from ._errors import error_body
 __all__ = ["MAX_INLINE_BYTES", "media_problem"]
 
 MAX_INLINE_BYTES: Final = 20 * 1024 * 1024
-_OFFICE = "application/vnd.openxmlformats-officedocument."
-_OASIS = "application/vnd.oasis.opendocument."
-# The room's MEDIA_TYPES (gemini_interactions/_media.py, from the 3.6.1 types; kept equal by
-# tests/mock/test_mock_media.py: a provider module imports no room module but _render).
-MEDIA_TYPES: Final = {
-    "image": frozenset(
-        f"image/{s}" for s in ("png", "jpeg", "webp", "heic", "heif", "gif", "bmp", "tiff")
-    ),
-    "document": frozenset(
-        {
-            *("application/pdf", "text/csv", "application/vnd.ms-powerpoint"),
-            *("application/msword", "application/vnd.ms-excel"),
-            *(_OASIS + s for s in ("presentation", "text", "spreadsheet")),
-            _OFFICE + "presentationml.presentation",
-            _OFFICE + "wordprocessingml.document",
-            _OFFICE + "wordprocessingml.template",
-            _OFFICE + "spreadsheetml.sheet",
-        }
-    ),
-    "audio": frozenset(
-        f"audio/{s}"
-        for s in (
-            *("wav", "mp3", "aiff", "aac", "ogg", "flac", "mpeg"),
-            *("m4a", "l16", "opus", "alaw", "mulaw", "webm"),
-        )
-    ),
-    "video": frozenset(
-        f"video/{s}" for s in ("mp4", "mpeg", "mpg", "mov", "avi", "x-flv", "webm", "wmv", "3gpp")
-    ),
-}
 
 
 def _bad(message: str) -> Reply:

@@ -13,15 +13,13 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from ....openai_responses import IMAGE_TYPES
 from .._kit import Reply, list_of
 from .._media_kit import media_in
 from .._openai_common import openai_error
 
 __all__ = ["MAX_IMAGE_BYTES", "media_problem"]
 
-# The room's IMAGE_TYPES (openai_responses/_media.py; tests/mock/test_mock_media.py keeps
-# the two equal: a provider module imports no room module but its _render seam).
-IMAGE_TYPES: Final = frozenset({"image/png", "image/jpeg", "image/webp", "image/gif"})
 MAX_IMAGE_BYTES: Final = 20 * 1024 * 1024  # the mock's bound (OpenAI's is not documented)
 
 
