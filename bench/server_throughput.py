@@ -18,6 +18,9 @@ default ``mock,aimock``):
   delay): one chunk per SSE frame, through the streaming path;
 - ``uvicorn-protocol``: the mock on uvicorn's own httptools protocol instead of the
   mock's HTTP/1.1 connection (``mock._http1``);
+- ``verdicts-off``: the mock with its verdicts switched off (``state.verdicts.enabled =
+  False``: no judge, no facts); with ``mock`` in the same run, a table of the server CPU
+  per turn on/off, round by round (docs/verdicts.md: at most 1.05);
 - ``bare``: a bare Starlette endpoint sending the very same bytes one SSE frame per ASGI
   body message (``starlette frames``), and in one body message (``starlette whole``);
 - ``aimock``: aimock 1.43.0 (``@copilotkit/aimock``, Node) serving the same two-call turn
@@ -97,7 +100,7 @@ def serve(kind: str, port: int, protocol: str) -> None:
     from starlette.routing import Route
 
     app: Any
-    if kind in ("mock", "per-event", "uvicorn-protocol"):
+    if kind in ("mock", "per-event", "uvicorn-protocol", "verdicts-off"):
         # Exactly what `callgate serve` runs, with the turn's frames one body message each
         # (``pacing: {flush: per_event}``, no delay) or on uvicorn's own HTTP protocol.
         from callgate.mock import _server, serve_forever
@@ -105,7 +108,12 @@ def serve(kind: str, port: int, protocol: str) -> None:
         if kind == "uvicorn-protocol":
             _server.PROTOCOL = "httptools"
         paced = {"pacing": {"flush": "per_event"}} if kind == "per-event" else {}
-        serve_forever(script(protocol, **paced), host="127.0.0.1", port=port)
+
+        def ready(server: Any) -> None:
+            if kind == "verdicts-off":  # the judge and the facts it needs, switched off
+                server.state.verdicts.enabled = False
+
+        serve_forever(script(protocol, **paced), host="127.0.0.1", port=port, on_ready=ready)
         return
     else:
         frames = turn_bytes(protocol)
@@ -190,11 +198,13 @@ def running(
         print(f"  WARNING: the server logged a traceback; its end:\n    {tail}", flush=True)
 
 
+VERDICTS_OFF = "callgate mock, verdicts off"
 # --serve kind -> its endpoints: (row label, path or None for the mock's, strict check)
 SERVE_KINDS: dict[str, list[tuple[str, str | None, bool]]] = {
     "mock": [("callgate mock", None, True)],
     "per-event": [("callgate mock, per-event flush", None, True)],
     "uvicorn-protocol": [("callgate mock on uvicorn's protocol", None, True)],
+    "verdicts-off": [(VERDICTS_OFF, None, True)],
     "bare": [("starlette frames", "/frames", True), ("starlette whole", "/whole", True)],
 }
 
@@ -334,7 +344,8 @@ def main() -> None:
     parser.add_argument(
         "--servers",
         default="mock,aimock",
-        help="any of mock, per-event, uvicorn-protocol, bare (both endpoints), aimock",
+        help="any of mock, per-event, uvicorn-protocol, verdicts-off, bare (both endpoints), "
+        "aimock",
     )
     args = parser.parse_args()
     if args.serve:
@@ -443,6 +454,7 @@ def report(
                 f"{_spread([c.p99_ms for c in got], '.2f')} | "
                 f"{_spread([c.cpu_us for c in got], '.0f')} |"
             )
+    verdict_cost(targets, levels, cells)
     base = f"aimock {aimock}"
     if not any(t.label == base for t in targets):
         return
@@ -462,6 +474,25 @@ def report(
             ]
             row.append(_spread(ratios, ".2f") + "x")
         print(f"| {target.label} | " + " | ".join(row) + " |")
+
+
+def verdict_cost(
+    targets: list[Target], levels: list[int], cells: dict[tuple[str, int], list[Cell]]
+) -> None:
+    """The judge's cost: the mock's server CPU per turn over the same with verdicts off,
+    round by round (docs/verdicts.md; the target is at most 1.05)."""
+    labels = {t.label for t in targets}
+    if not {"callgate mock", VERDICTS_OFF} <= labels:
+        return
+    print()
+    print("Server CPU per turn, verdicts on / off, per round: median (min–max)")
+    print()
+    print("| conn | CPU on/off |")
+    print("|---:|---:|")
+    for n in levels:
+        on, off = cells[("callgate mock", n)], cells[(VERDICTS_OFF, n)]
+        ratios = [a.cpu_us / b.cpu_us for a, b in zip(on, off, strict=True) if b.cpu_us]
+        print(f"| {n} | {_spread(ratios, '.3f')} |")
 
 
 def _uvicorn_http() -> str:

@@ -235,3 +235,39 @@ def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) 
         main(["--version"])
     assert exited.value.code == 0
     assert capsys.readouterr().out == f"callgate {version('callgate')}\n"
+
+
+# -- verdicts (docs/verdicts.md) ---------------------------------------------------------
+
+VERDICT_SCRIPT = {
+    "turns": [
+        {
+            "protocol": "anthropic_messages",
+            "respond": {"text": "ok", "fault": {"type": "http_error", "status": 400}},
+        }
+    ]
+}
+VERDICT_BODY = {"model": "m", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}
+VERDICT_HEADERS = {"x-api-key": "k", "anthropic-version": "2023-06-01"}
+
+
+def test_a_verdict_is_printed_as_it_happens_and_in_the_summary(serve: object) -> None:
+    served = serve("--quiet", script=VERDICT_SCRIPT)  # type: ignore[operator]
+    url = f"{served.url}/anthropic/v1/messages"
+    assert httpx.post(url, json=VERDICT_BODY, headers=VERDICT_HEADERS).status_code == 400
+    again = httpx.post(url, json=VERDICT_BODY, headers=VERDICT_HEADERS)  # retried anyway
+    assert again.status_code == 200
+    code, err = served.stop(signal.SIGINT)
+    assert code == 0
+    lines = err.splitlines()
+    assert re.fullmatch(
+        CLOCK + r" VERDICT error retried_non_retryable test=default request=#1: "
+        r"the request answered 400 \(#0\) was sent again",
+        lines[0],
+    ), lines[0]
+    assert lines[1:] == [
+        "callgate serve stopped. Sessions:",
+        "  test id 'default': served 1, left 0, mismatches 0 (done)",
+        "verdicts: 1 error(s), 0 warning(s): retried_non_retryable x1",
+        "every session done",
+    ]

@@ -62,6 +62,7 @@ def test_registered_sessions_each_serve_their_own_script(server: MockServer) -> 
         "left": 2,
         "mismatches": 0,
         "conversations": {"default": {"served": 0, "left": 2, "done": False}},
+        "verdicts": [],
     }
     assert _post(server, "suite-b", _say("b1")).status_code == 201
     assert _ask(server, "suite-a") == "a1"

@@ -67,6 +67,7 @@ def test_a_fresh_server_reports_its_default_session_not_done(server: MockServer)
                     "main": {"served": 0, "left": 2, "done": False},
                     "side": {"served": 0, "left": 1, "done": False},
                 },
+                "verdicts": [],
             }
         ],
     }

@@ -6,7 +6,9 @@ over ``/_callgate/sessions``. stderr, because stdout carries the lines a script 
 (the URL and the base URL table, printed once at start), and a log there would mix with
 them. On SIGINT (Ctrl-C) or SIGTERM the server stops and prints a summary on stderr:
 per session, the turns served and left and the mismatches, from the mock's own status
-(sessions dropped while it ran are summarised from the final status their drop returned).
+(sessions dropped while it ran are summarised from the final status their drop returned),
+and the verdicts on what the clients did (docs/verdicts.md), each also printed on stderr
+as it happens (``--quiet`` too).
 
 Exit codes: 0 stopped; 1 stopped with ``--require-done`` while a session was not done
 (turns left, or a mismatch); 2 usage or script error.
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..mock import JournalEntry, MockServer
+    from ..mock._verdicts import Verdict
 
 __all__ = ["EXIT_NOT_DONE", "base_url_table", "log_requests", "register", "request_line"]
 
@@ -68,6 +71,7 @@ def _serve(args: argparse.Namespace) -> int:
         served.append(server)
         server.journal.observe(log.request)
         server.state.session_observer = log.session
+        server.state.verdicts.listen(log.verdict)
         what = args.script or "registered sessions only"
         print(f"callgate mock serving {what} on {server.url}")
         print(base_url_table(server.url))
@@ -113,6 +117,7 @@ class _Log:
         self.dropped_done = 0
         self.dropped_not_done: list[dict[str, Any]] = []
         self.dropped_uncounted = 0  # not-done drops past the kept ones
+        self.dropped_verdicts: list[dict[str, Any]] = []  # of done sessions dropped
 
     def _emit(self, line: str) -> None:
         with contextlib.suppress(OSError, ValueError):  # stderr closed: keep serving
@@ -122,10 +127,16 @@ class _Log:
         if not self.quiet:
             self._emit(request_line(entry))
 
+    def verdict(self, verdict: Verdict) -> None:
+        """A verdict as it happens (printed with ``--quiet`` too: it is a finding)."""
+        self._emit(verdict_line(verdict.to_dict()))
+
     def session(self, event: str, status: dict[str, Any]) -> None:
         if event == "dropped":
             if status["done"]:
                 self.dropped_done += 1
+                kept = _MAX_KEPT_DROPS - len(self.dropped_verdicts)
+                self.dropped_verdicts += status.get("verdicts", [])[: max(kept, 0)]
             elif len(self.dropped_not_done) < _MAX_KEPT_DROPS:
                 self.dropped_not_done.append(status)
             else:
@@ -148,6 +159,11 @@ class _Log:
             lines.append(f"  ... and {self.dropped_uncounted} more dropped session(s) not done")
         if self.dropped_done:
             lines.append(f"  {self.dropped_done} dropped session(s) were done")
+        verdicts = [v for s in status["sessions"] for v in s.get("verdicts", ())]
+        verdicts += [v for s in self.dropped_not_done for v in s.get("verdicts", ())]
+        verdicts += self.dropped_verdicts
+        if verdicts:
+            lines.append(verdict_summary(verdicts))
         total = len(status["sessions"]) + self.dropped_done
         total += len(self.dropped_not_done) + self.dropped_uncounted
         lines.append(
@@ -160,6 +176,24 @@ class _Log:
 def log_requests(server: MockServer) -> None:
     """Log each request ``server`` journals on stderr (``serve --recordings`` uses it)."""
     server.journal.observe(_Log(quiet=False).request)
+
+
+def verdict_line(verdict: dict[str, Any]) -> str:
+    """One log line per verdict: when, severity, id, test id, request and what happened."""
+    return (
+        f"{_clock(verdict['at'])} VERDICT {verdict['severity']} {verdict['id']} "
+        f"test={verdict['test_id']} request=#{verdict['seq']}: {_short(verdict['message'])}"
+    )
+
+
+def verdict_summary(verdicts: list[dict[str, Any]]) -> str:
+    """The summary's verdict line: counts per severity, then per id."""
+    errors = sum(v["severity"] == "error" for v in verdicts)
+    per_id: dict[str, int] = {}
+    for v in verdicts:
+        per_id[v["id"]] = per_id.get(v["id"], 0) + 1
+    ids = ", ".join(f"{name} x{n}" for name, n in sorted(per_id.items()))
+    return f"verdicts: {errors} error(s), {len(verdicts) - errors} warning(s): {ids}"
 
 
 def _counts(status: dict[str, Any]) -> str:

@@ -10,9 +10,9 @@ from typing import Any
 from .._digest import canonical_digest
 from .._errors import UsageError
 from ._model import ApprovalError, Claim, EffectRecord, EffectState, FencedError, Tool
-from ._rows import RawSQL, load, one_effect, select_effects, tool_result_text
+from ._rows import RawSQL, load, select_effects, tool_result_text
 from ._store import Store, Tx
-from ._transitions import EFFECTS, EffectEvent, move, move_where
+from ._transitions import EFFECTS, EffectEvent, move, move_row, move_where
 
 __all__ = [
     "claim_turn",
@@ -32,6 +32,8 @@ def tool_digest(tool: Tool | None, name: str) -> str:
 
 _NEXT_EPOCH = RawSQL("epoch + 1")
 _NEXT_ATTEMPT = RawSQL("attempt + 1")
+# dump({"attempt": n}) in SQL (braces doubled: the store fills in {now}-style tokens)
+_ATTEMPT_DETAIL = """'{{"attempt":' || attempt || '}}'"""
 
 
 class _NoApproval(Exception):  # noqa: N818 - private control flow: roll the claim back
@@ -83,6 +85,7 @@ def _claims(
             "lease_until": RawSQL("{now} + ?", (lease_seconds,)),
         },
         detail=lambda effect: {"attempt": effect.attempt},
+        detail_sql=_ATTEMPT_DETAIL,
     )
     return moved
 
@@ -144,17 +147,17 @@ def claim_turn(
 def settle_tx(tx: Tx, claim: Claim, event: EffectEvent, text: str) -> EffectRecord | None:
     """executing -> committed / failed with ``text`` as the result, fenced by the claim's
     epoch; None when the claim is no longer current."""
-    current = one_effect(tx, claim.effect_id)
-    if current.state is not EffectState.EXECUTING or current.epoch != claim.epoch:
-        return None
-    return move(
+    moved: EffectRecord | None = move_row(  # the UPDATE's guard is the fence: no read first
         tx,
-        current,
+        EFFECTS,
+        claim.effect_id,
+        EffectState.EXECUTING,
         event,
         actor=claim.worker_id,
         fence={"epoch": claim.epoch},
         sets={"result": text, "lease_owner": None, "lease_until": None},
     )
+    return moved
 
 
 def settle(

@@ -146,8 +146,7 @@ class Ledger(RunsAndRequests):
         """
         digests = _record.check_turn(turn)
         with self._store.transaction() as tx:
-            req = self._request(tx, request_id)
-            tx.lock_run(self._run_key(req.run_id))
+            req = self._request(tx, request_id, lock=True)
             self._check_lease(tx, req.run_id, lease)
             return _record.record_turn(
                 tx,

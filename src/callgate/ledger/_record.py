@@ -22,7 +22,7 @@ from ._model import (
     Tool,
     TurnInput,
 )
-from ._rows import audit, dump, result_json, select_effects
+from ._rows import AUDIT_INSERT, AUDIT_VALUES, dump, result_json, select_effects, write_audited
 from ._store import Tx
 from ._transitions import EFFECTS, REQUESTS, EffectEvent, RequestEvent, move, move_row
 
@@ -135,7 +135,9 @@ def insert_effects(
         state = EFFECTS.step(proposed, event)
         effect_id = effect_id_for(scope, run_id, turn_seq, call.call_id)
         effect_class = tool.effect if tool else EffectClass.AT_MOST_ONCE
-        tx.run(
+        second = dump({"duplicate_of": duplicate_of} if duplicate_of else None)
+        write_audited(  # the row and both its audit rows (the start, then the first move)
+            tx,
             "INSERT INTO ledger_effects (effect_id, scope, run_id, turn_seq, position, call_id, "
             "tool, effect_class, arguments, args_digest, idempotency_token, business_key, "
             "duplicate_of, requires_approval, tool_digest, turn_digest, state, version, attempt, "
@@ -161,20 +163,14 @@ def insert_effects(
                 state.value,
                 result,
             ),
+            f"{AUDIT_INSERT}{AUDIT_VALUES}, {AUDIT_VALUES}",
+            (
+                *(scope, run_id, effect_id, None, None, proposed.value, begin.value),
+                *(0, "ledger", "null"),
+                *(scope, run_id, effect_id, None, proposed.value, state.value, event.value),
+                *(0, "ledger", second),
+            ),
         )
-        for before, after, name in ((None, proposed, begin), (proposed, state, event)):
-            audit(
-                tx,
-                scope=scope,
-                run_id=run_id,
-                effect_id=effect_id,
-                from_state=None if before is None else before.value,
-                to_state=after.value,
-                event=name.value,
-                actor="ledger",
-                epoch=0,
-                detail={"duplicate_of": duplicate_of} if duplicate_of and before else None,
-            )
 
 
 def deliver(tx: Tx, scope: str, run_id: str, turn_seq: int, request_id: str) -> None:
@@ -228,26 +224,27 @@ def record_turn(
     )
     if persisted is None:
         raise ConflictError(f"request {req.request_id!r} changed meanwhile")
+    # The next turn number and the insert in one statement (the run is held: no race).
     row = tx.one(
-        "SELECT COALESCE(MAX(turn_seq), 0) FROM ledger_turns WHERE scope = ? AND run_id = ?",
-        (scope, req.run_id),
-    )
-    turn_seq = int(row[0]) + 1 if row else 1
-    tx.run(
         "INSERT INTO ledger_turns (scope, run_id, turn_seq, request_id, provider, "
         "provider_turn_id, turn_digest, snapshot, created_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, {now})",
+        "SELECT ?, ?, COALESCE(MAX(turn_seq), 0) + 1, ?, ?, ?, ?, ?, {now} FROM ledger_turns "
+        "WHERE scope = ? AND run_id = ? RETURNING turn_seq",
         (
             scope,
             req.run_id,
-            turn_seq,
             req.request_id,
             turn.provider,
             turn.provider_turn_id,
             turn.digest,
             dump(turn.snapshot),
+            scope,
+            req.run_id,
         ),
     )
+    if row is None:  # an aggregate without GROUP BY always yields one row
+        raise ConflictError(f"turn of request {req.request_id!r} was not recorded")
+    turn_seq = int(row[0])
     if req.carries_turn is not None:  # a turn answering it: the provider accepted it
         deliver(tx, scope, req.run_id, req.carries_turn, req.request_id)
     insert_effects(tx, scope, tools, req.run_id, turn_seq, turn, digests)

@@ -20,7 +20,15 @@ from ._model import (
     RunLease,
 )
 from ._record import deliver
-from ._rows import REQUEST_COLUMNS, audit, dump, request_from_row
+from ._rows import (
+    AUDIT_INSERT,
+    AUDIT_VALUES,
+    REQUEST_COLUMNS,
+    dump,
+    load,
+    request_from_row,
+    write_audited,
+)
 from ._store import Store, Tx
 from ._transitions import REQUESTS, RequestEvent, move
 
@@ -46,14 +54,22 @@ class RunsAndRequests:
         with self._store.transaction() as tx:
             self._ensure_run(tx, run_id, unresolved)
 
-    def _ensure_run(self, tx: Tx, run_id: str, unresolved: str = "hold") -> None:
+    def _ensure_run(
+        self, tx: Tx, run_id: str, unresolved: str = "hold", *, lock: bool = False
+    ) -> None:
+        """Create the run row if it is missing; with ``lock``, also hold the run (the
+        advisory lock on PostgreSQL) in the same round trip."""
         if type(run_id) is not str or not run_id:
             raise UsageError("run_id must be a non-empty str")
-        tx.run(
+        insert = (
             "INSERT INTO ledger_runs (scope, run_id, unresolved, created_at) "
             "VALUES (?, ?, ?, {now}) ON CONFLICT (scope, run_id) DO NOTHING",
             (self.scope, run_id, unresolved),
         )
+        if lock:
+            tx.lock_run(self._run_key(run_id), also=insert)
+        else:
+            tx.run(*insert)
 
     def acquire_run(self, run_id: str, *, worker_id: str, lease_seconds: float = 30.0) -> RunLease:
         """Take the run's advancement lease (one advancing builder per run).
@@ -161,8 +177,7 @@ class RunsAndRequests:
         start = RequestEvent.RECORD_SENT if sent else RequestEvent.RECORD
         first: RequestState = REQUESTS.start[start]
         with self._store.transaction() as tx:
-            self._ensure_run(tx, run_id)
-            tx.lock_run(self._run_key(run_id))
+            self._ensure_run(tx, run_id, lock=True)
             self._check_lease(tx, run_id, lease)
             row = tx.one(
                 "SELECT COALESCE(MAX(seq), 0) FROM ledger_requests WHERE scope = ? AND run_id = ?",
@@ -171,7 +186,8 @@ class RunsAndRequests:
             seq = int(row[0]) + 1 if row else 1
             request_id = canonical_digest(["request", self.scope, run_id, seq])
             stored, long_strings = split_body(tx, body, body_text)  # media once per digest
-            tx.run(
+            write_audited(
+                tx,
                 "INSERT INTO ledger_requests (request_id, scope, run_id, seq, state, provider, "
                 "request_digest, provider_turn_id, carries_turn, provider_side_effects, body, "
                 "body_blobs, created_at, updated_at) "
@@ -189,31 +205,45 @@ class RunsAndRequests:
                     stored,
                     long_strings,
                 ),
-            )
-            audit(
-                tx,
-                scope=self.scope,
-                run_id=run_id,
-                request_id=request_id,
-                from_state=None,
-                to_state=first.value,
-                event=start.value,
-                actor="ledger",
-            )
-        return self.request(request_id)
+                AUDIT_INSERT + AUDIT_VALUES,
+                (self.scope, run_id, None, request_id, None, first.value, start.value, None,
+                 "ledger", "null"),
+            )  # fmt: skip
+        # The record as written (no read back: one round trip fewer); the body as stored.
+        return RequestRecord(
+            request_id=request_id,
+            run_id=run_id,
+            seq=seq,
+            state=first,
+            provider=provider,
+            request_digest=request_digest,
+            provider_turn_id=None,
+            carries_turn=None if carries_turn is None else int(carries_turn),
+            provider_side_effects=bool(provider_side_effects),
+            body=load(body_text),
+        )
 
     def request(self, request_id: str) -> RequestRecord:
         with self._store.read() as tx:
             return self._request(tx, request_id)
 
-    def _request(self, tx: Tx, request_id: str) -> RequestRecord:
+    def _request(self, tx: Tx, request_id: str, *, lock: bool = False) -> RequestRecord:
+        """The request; with ``lock``, its run is held as well (``tx.lock_run``; on
+        PostgreSQL the advisory lock is taken by the same statement, keyed as
+        :meth:`_run_key` spells it: scope, U+001F, run id)."""
+        together = lock and tx.dialect != "sqlite"
+        held = ", pg_advisory_xact_lock(hashtextextended(scope || chr(31) || run_id, 0))"
         row = tx.one(
-            f"SELECT {REQUEST_COLUMNS} FROM ledger_requests WHERE request_id = ?",  # noqa: S608
+            f"SELECT {REQUEST_COLUMNS}{held if together else ''} FROM ledger_requests "  # noqa: S608
+            "WHERE request_id = ?",
             (request_id,),
         )
         if row is None:
             raise UsageError(f"no request {request_id!r}")
-        return request_from_row(row, tx)
+        req = request_from_row(row, tx)
+        if lock and not together:
+            tx.lock_run(self._run_key(req.run_id))
+        return req
 
     def requests(self, run_id: str) -> tuple[RequestRecord, ...]:
         with self._store.read() as tx:

@@ -23,6 +23,8 @@ from ._parts import as_output, decode_result, encode_result
 from ._store import Row, Tx
 
 __all__ = [
+    "AUDIT_INSERT",
+    "AUDIT_VALUES",
     "EFFECT_COLUMNS",
     "EVENT_COLUMNS",
     "OUTBOX_COLUMNS",
@@ -41,6 +43,7 @@ __all__ = [
     "result_json",
     "select_effects",
     "tool_result_text",
+    "write_audited",
 ]
 
 
@@ -183,8 +186,7 @@ def audit(
 ) -> None:
     """Append one audit row in the caller's transaction (every transition writes one)."""
     tx.run(
-        "INSERT INTO ledger_events (scope, run_id, effect_id, request_id, from_state, "
-        "to_state, event, epoch, actor, detail, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {now})",
+        AUDIT_INSERT + AUDIT_VALUES,
         (
             scope,
             run_id,
@@ -198,6 +200,25 @@ def audit(
             dump(detail),
         ),
     )
+
+
+AUDIT_INSERT = (
+    "INSERT INTO ledger_events (scope, run_id, effect_id, request_id, from_state, "
+    "to_state, event, epoch, actor, detail, at) VALUES "
+)
+AUDIT_VALUES = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {now})"
+
+
+def write_audited(
+    tx: Tx, sql: str, params: Sequence[Any], audit_sql: str, audit_params: Sequence[Any]
+) -> None:
+    """Run the write ``sql`` and then the audit insert ``audit_sql`` (neither reads the
+    other's rows); on PostgreSQL as one statement, one round trip."""
+    if tx.dialect == "sqlite":
+        tx.run(sql, params)
+        tx.run(audit_sql, audit_params)
+    else:  # a data-modifying WITH always runs to completion
+        tx.run(f"WITH written AS ({sql}) {audit_sql}", [*params, *audit_params])
 
 
 def select_effects(tx: Tx, where: str, params: Sequence[Any]) -> list[EffectRecord]:

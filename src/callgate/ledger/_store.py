@@ -62,7 +62,7 @@ class Tx(Protocol):
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]: ...
     def one(self, sql: str, params: Sequence[Any] = ()) -> Row | None: ...
     def run(self, sql: str, params: Sequence[Any] = ()) -> int: ...
-    def lock_run(self, key: str) -> None: ...
+    def lock_run(self, key: str, also: tuple[str, Sequence[Any]] | None = None) -> None: ...
 
 
 class Store(Protocol):
@@ -98,8 +98,11 @@ class _SQLiteTx:
     def run(self, sql: str, params: Sequence[Any] = ()) -> int:
         return self._execute(sql, params).rowcount
 
-    def lock_run(self, key: str) -> None:
-        """Nothing to do: ``BEGIN IMMEDIATE`` holds the one write lock already."""
+    def lock_run(self, key: str, also: tuple[str, Sequence[Any]] | None = None) -> None:
+        """Nothing to lock: ``BEGIN IMMEDIATE`` holds the one write lock already; ``also``
+        (a write: SQL and parameters) is run."""
+        if also is not None:
+            self.run(*also)
 
 
 class SQLiteStore:
@@ -209,13 +212,15 @@ class _PostgresTx:
         except self._integrity_error as exc:
             raise ConflictError(f"the ledger refused a duplicate or dangling row: {exc}") from None
 
+    # ``rownumber`` is None when the statement returned no rows to fetch; ``description``
+    # would say the same but builds a Column object per column on every call.
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         self._execute(sql, params)
-        return list(self._cur.fetchall()) if self._cur.description else []
+        return list(self._cur.fetchall()) if self._cur.rownumber is not None else []
 
     def one(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
         self._execute(sql, params)
-        row: Row | None = self._cur.fetchone() if self._cur.description else None
+        row: Row | None = self._cur.fetchone() if self._cur.rownumber is not None else None
         return row
 
     def run(self, sql: str, params: Sequence[Any] = ()) -> int:
@@ -223,9 +228,18 @@ class _PostgresTx:
         count: int = self._cur.rowcount
         return count
 
-    def lock_run(self, key: str) -> None:
-        """Serialise the transactions that advance one run (turn and request numbering)."""
-        self._cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
+    def lock_run(self, key: str, also: tuple[str, Sequence[Any]] | None = None) -> None:
+        """Serialise the transactions that advance one run (turn and request numbering).
+        ``also`` (a write: SQL and parameters, reading nothing the lock protects) runs in
+        the same statement, one round trip."""
+        if also is None:
+            self._cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
+            return
+        sql, params = also
+        self._execute(
+            f"WITH written AS ({sql}) SELECT pg_advisory_xact_lock(hashtextextended(?, 0))",
+            (*params, key),
+        )
 
 
 class PostgresStore:

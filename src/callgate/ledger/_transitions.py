@@ -307,11 +307,16 @@ def _audit(
     if machine.trail is None:
         return
     tx.run(
-        "INSERT INTO ledger_events (scope, run_id, effect_id, request_id, epoch, from_state, "  # noqa: S608
-        f"to_state, event, actor, detail, at) SELECT {machine.trail}, ?, ?, ?, ?, ?, {{now}} "
+        f"{_EVENT_INSERT}SELECT {machine.trail}, ?, ?, ?, ?, ?, {{now}} "  # noqa: S608
         f"FROM {machine.table} WHERE {machine.key} = ?",
         (str(source), str(target), str(event), actor, dump(detail), key),
     )
+
+
+_EVENT_INSERT = (
+    "INSERT INTO ledger_events (scope, run_id, effect_id, request_id, epoch, from_state, "
+    "to_state, event, actor, detail, at) "
+)
 
 
 def _update(
@@ -323,9 +328,11 @@ def _update(
     sets: Mapping[str, Any] | None,
     fence: Mapping[str, Any] | None,
     read: bool,
+    trail: tuple[Any, ...] | None = None,
 ) -> Row | bool:
     """The compare-and-set UPDATE of one move: the moved row (``read``), True, or False if
-    nothing matched."""
+    nothing matched. On PostgreSQL with ``trail`` (the audit row's from, to, event, actor
+    and detail) the audit row is written by the same statement: one round trip per move."""
     assignments, values = _assign(sets)
     fenced = dict(fence or {})
     guard = "".join(f" AND {column} = ?" for column in fenced)
@@ -334,8 +341,19 @@ def _update(
         f"WHERE {machine.key} = ? AND state = ?{guard}"
     )
     params = [str(target), *values, key, str(source), *fenced.values()]
+    wanted = machine.columns if read else machine.key
+    if tx.dialect != "sqlite" and trail is not None:
+        # A data-modifying WITH runs whether or not the outer SELECT reads it; the audit
+        # row is built from the moved row (after the update), as _audit builds it.
+        returned = tx.one(
+            f"WITH moved AS ({update} RETURNING *), logged AS ({_EVENT_INSERT}"  # noqa: S608
+            f"SELECT {machine.trail}, ?, ?, ?, ?, ?, {{now}} FROM moved) "
+            f"SELECT {wanted} FROM moved",
+            [*params, *trail],
+        )
+        return False if returned is None else (returned if read else True)
     if tx.dialect != "sqlite":  # one round trip
-        returned = tx.one(f"{update} RETURNING {machine.columns if read else machine.key}", params)
+        returned = tx.one(f"{update} RETURNING {wanted}", params)
         return False if returned is None else (returned if read else True)
     # SQLite (3.40, Python's sqlite3): an UPDATE, then a SELECT by key when the record is
     # wanted, costs less CPU than UPDATE ... RETURNING (bench/RESULTS.md).
@@ -392,10 +410,13 @@ def move_row(
     :class:`OutboxMessage` carries no state: it exists only while its row is ``sending``).
     With ``read=False`` a move returns True instead of the record (nothing is parsed)."""
     target = machine.step(source, event, key)
-    row = _update(tx, machine, key, source, target, sets, fence, read)
+    together = tx.dialect != "sqlite" and machine.trail is not None
+    trail = (str(source), str(target), str(event), actor, dump(detail)) if together else None
+    row = _update(tx, machine, key, source, target, sets, fence, read, trail)
     if row is False:
         return None
-    _audit(tx, machine, key, source, target, event, actor, detail)
+    if not together:
+        _audit(tx, machine, key, source, target, event, actor, detail)
     return True if isinstance(row, bool) else machine.from_row(row, tx)
 
 
@@ -409,21 +430,36 @@ def move_where(
     actor: str = "ledger",
     sets: Mapping[str, Any] | None = None,
     detail: Callable[[Any], Any] | None = None,
+    detail_sql: str | None = None,
 ) -> list[Any]:
     """Move every row ``where`` picks that is in a source state of ``event``; audit each
     (``detail(record)`` gives its detail). An audited machine's event must have one source
-    state, so each audit row knows where it came from."""
+    state, so each audit row knows where it came from.
+
+    ``detail_sql`` is the same detail as SQL text over the moved row (exactly the canonical
+    JSON ``detail`` gives): with it, PostgreSQL moves and audits in one statement."""
     sources = machine.sources(event)
     if not sources or (machine.trail is not None and len(sources) != 1):
         raise ConflictError(f"{machine.name} event {str(event)!r} cannot move a set of rows")
     target = machine.transitions[(sources[0], event)]
     assignments, values = _assign(sets)
     guard = "state = ?" if len(sources) == 1 else f"state IN ({', '.join('?' * len(sources))})"
-    rows = tx.rows(
+    update = (
         f"UPDATE {machine.table} SET state = ?{machine.also}{assignments} "  # noqa: S608
-        f"WHERE {where} AND {guard} RETURNING {machine.columns}",
-        [str(target), *values, *params, *map(str, sources)],
+        f"WHERE {where} AND {guard} RETURNING "
     )
+    update_params = [str(target), *values, *params, *map(str, sources)]
+    together = tx.dialect != "sqlite" and machine.trail is not None
+    if together and (detail is None or detail_sql is not None):
+        note_sql = detail_sql or "'null'"
+        rows = tx.rows(
+            f"WITH moved AS ({update}*), logged AS ({_EVENT_INSERT}"  # noqa: S608
+            f"SELECT {machine.trail}, ?, ?, ?, ?, {note_sql}, {{now}} FROM moved) "
+            f"SELECT {machine.columns} FROM moved",
+            [*update_params, str(sources[0]), str(target), str(event), actor],
+        )
+        return [machine.from_row(row, tx) for row in rows]
+    rows = tx.rows(f"{update}{machine.columns}", update_params)
     moved = []
     for row in rows:
         record = machine.from_row(row, tx)

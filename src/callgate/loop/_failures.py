@@ -61,7 +61,7 @@ class Failures:
             if lost_thread(exc, req.body):  # expired, or continued by a lost attempt
                 self._replay_thread(req, lease)
                 return None
-            if exc.retryable and self._spend_retry():
+            if exc.retryable and self._spend_retry(exc.retry_after):
                 self._record(req.run_id, lease, req.body, carries=req.carries_turn)
                 return None
             return self._refuse(req.run_id, req, lease, exc, failed=True)
@@ -79,20 +79,21 @@ class Failures:
         )
         self._record(req.run_id, lease, body, carries=req.carries_turn)
 
-    def _spend_retry(self) -> bool:
+    def _spend_retry(self, retry_after: float | None = None) -> bool:
         """Take one retry from the budget; the driver waits ``_sleep_for`` before the next
-        step (time.sleep or asyncio.sleep)."""
+        step (time.sleep or asyncio.sleep): the backoff, or the provider's ``retry_after``
+        when it asked for longer."""
         if self._retries >= self._max_retries:
             return False
         self._retries += 1
-        self._sleep_for = self._backoff * self._retries
+        self._sleep_for = max(self._backoff * self._retries, retry_after or 0.0)
         return True
 
     def _fetch_failed(self, req: RequestRecord, lease: RunLease, exc: Exception) -> Got:
         if isinstance(exc, LeaseLostError):
             raise exc
         if isinstance(exc, ProviderHTTPError):
-            if exc.retryable and self._spend_retry():
+            if exc.retryable and self._spend_retry(exc.retry_after):
                 return None
             self._ledger.request_failed(
                 req.request_id, definite=False, reason=str(exc), lease=lease

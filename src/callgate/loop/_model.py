@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -36,13 +37,58 @@ class ProviderHTTPError(CallgateError):
     """The provider answered the request with an HTTP error before any event.
 
     ``status`` is the HTTP status, ``body`` what it said (text, cut to 2,000 chars),
-    ``retryable`` whether the loop's own retry budget may spend a retry on it."""
+    ``retryable`` whether the loop's own retry budget may spend a retry on it,
+    ``retry_after`` the delay in seconds its ``retry-after-ms`` / ``Retry-After`` header
+    asked for (``None`` without one): the loop waits at least that long before a retry."""
 
-    def __init__(self, message: str, *, status: int, body: str, retryable: bool) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int,
+        body: str,
+        retryable: bool,
+        retry_after: float | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.body = body
         self.retryable = retryable
+        self.retry_after = retry_after
+
+
+MAX_RETRY_AFTER = 60.0  # seconds of a Retry-After the loop waits; a longer one is cut to it
+
+
+def retry_after_of(headers: Any, body: Any = None) -> float | None:
+    """The delay a response's ``retry-after-ms`` or ``Retry-After`` (seconds) header asks
+    for, else the ``retryDelay`` of a Google ``RetryInfo`` in its error ``body`` (text), at
+    most :data:`MAX_RETRY_AFTER`; ``None`` without one (or with an HTTP date)."""
+    found = {} if headers is None else headers
+    pairs = [(found.get("retry-after-ms"), 1000.0), (found.get("retry-after"), 1.0)]
+    pairs.append((_retry_info(body), 1.0))
+    for raw, scale in pairs:
+        if isinstance(raw, str):
+            try:
+                delay = float(raw) / scale
+            except ValueError:
+                continue
+            if delay >= 0 and delay == delay:  # not NaN
+                return min(delay, MAX_RETRY_AFTER)
+    return None
+
+
+def _retry_info(body: Any) -> str | None:
+    """``"30"`` of a ``{"error": {"details": [{"retryDelay": "30s", ...}]}}`` body."""
+    if not isinstance(body, str) or "retryDelay" not in body:
+        return None
+    try:
+        details = json.loads(body)["error"]["details"]
+        delays = [d["retryDelay"] for d in details if isinstance(d, dict) and "retryDelay" in d]
+    except (ValueError, KeyError, TypeError):
+        return None
+    delay = delays[0] if delays else None
+    return delay[:-1] if isinstance(delay, str) and delay.endswith("s") else None
 
 
 class SocketDroppedError(ConnectionError):

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from .._errors import UsageError
-from ._model import ProviderHTTPError, SocketDroppedError
+from ._model import ProviderHTTPError, SocketDroppedError, retry_after_of
 
 __all__ = ["AsyncHTTPTransport", "HTTPTransport", "refusal"]
 
@@ -31,12 +31,15 @@ def _httpx() -> Any:
     return httpx
 
 
-def refusal(status: int, text: str) -> ProviderHTTPError:
+def refusal(status: int, text: str, headers: Any = None) -> ProviderHTTPError:
+    """The error of an HTTP answer that is not 200, with the delay its ``headers`` (or, on
+    Gemini, its body's ``RetryInfo``) asked for before a retry."""
     return ProviderHTTPError(
         f"HTTP {status} from the provider",
         status=status,
         body=text[:_BODY_CUT],
         retryable=status in _RETRYABLE,
+        retry_after=retry_after_of(headers, text),
     )
 
 
@@ -63,14 +66,14 @@ class HTTPTransport:
         with self._client.stream("POST", self.base_url + path, json=body, headers=headers) as resp:
             if resp.status_code != 200:
                 resp.read()
-                raise refusal(resp.status_code, resp.text)
+                raise refusal(resp.status_code, resp.text, resp.headers)
             yield resp.iter_raw()
 
     def get(self, path: str, headers: dict[str, str]) -> bytes:
         """GET a stored turn back: the JSON body or the replayed SSE stream, whole."""
         resp = self._client.get(self.base_url + path, headers=headers)
         if resp.status_code != 200:
-            raise refusal(resp.status_code, resp.text)
+            raise refusal(resp.status_code, resp.text, resp.headers)
         content: bytes = resp.content
         return content
 
@@ -108,12 +111,12 @@ class AsyncHTTPTransport:
         async with request as resp:
             if resp.status_code != 200:
                 await resp.aread()
-                raise refusal(resp.status_code, resp.text)
+                raise refusal(resp.status_code, resp.text, resp.headers)
             yield resp.aiter_raw()
 
     async def get(self, path: str, headers: dict[str, str]) -> bytes:
         resp = await self._client.get(self.base_url + path, headers=headers)
         if resp.status_code != 200:
-            raise refusal(resp.status_code, resp.text)
+            raise refusal(resp.status_code, resp.text, resp.headers)
         content: bytes = resp.content
         return content

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ._model import ProviderHTTPError, Send
+from ._model import ProviderHTTPError, Send, retry_after_of
 
 __all__ = ["anthropic_send", "openai_async_send", "openai_send"]
 
@@ -21,12 +21,14 @@ def _http_error(exc: Exception) -> ProviderHTTPError | None:
     status = getattr(exc, "status_code", None)
     if type(status) is not int:
         return None
-    text = getattr(getattr(exc, "response", None), "text", None)  # the body as sent
+    response = getattr(exc, "response", None)
+    text = getattr(response, "text", None)  # the body as sent
     return ProviderHTTPError(
         f"HTTP {status} from the provider (SDK {type(exc).__name__})",
         status=status,
         body=(text if isinstance(text, str) else str(exc))[:2000],
         retryable=status in _RETRYABLE,
+        retry_after=retry_after_of(getattr(response, "headers", None), text),
     )
 
 

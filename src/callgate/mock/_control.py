@@ -1,4 +1,5 @@
-"""The mock's own routes: ``GET /_callgate/journal``, ``POST /_callgate/reset``, and the
+"""The mock's own routes: ``GET /_callgate/journal``, ``GET /_callgate/verdicts``,
+``POST /_callgate/reset``, and the
 registered sessions and status (``/_callgate/sessions/{test_id}``, ``/_callgate/status``,
 defined in ``_sessions``).
 
@@ -75,9 +76,18 @@ async def _reset(request: Request) -> Response:
     return JSONResponse(answer)
 
 
+async def _verdicts(request: Request) -> Response:
+    """``GET /_callgate/verdicts[?test_id=]``: every verdict (or one test id's), oldest
+    first, as docs/verdicts.md describes them (not journaled)."""
+    state: MockState = request.app.state.callgate
+    found = state.verdicts.list(request.query_params.get("test_id"))
+    return JSONResponse([v.to_dict() for v in found])
+
+
 def routes() -> list[Route]:
     return [
         Route("/_callgate/journal", _journal, methods=["GET"]),
+        Route("/_callgate/verdicts", _verdicts, methods=["GET"]),
         Route("/_callgate/reset", _reset, methods=["POST"]),
         *_sessions.routes(),
     ]

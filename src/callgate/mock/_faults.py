@@ -176,6 +176,7 @@ class StreamPlan:
     event_delay_s: float = 0.0
     per_event: bool = False
     hold: bool = False
+    fault: dict[str, Any] | None = None  # the stream fault applied, if any (for the verdicts)
 
     @property
     def simple(self) -> bool:
@@ -214,6 +215,7 @@ def stream_plan(state: MockState, session: Session, served: Served) -> StreamPla
         event_delay_s=delay,
         per_event=pacing.get("flush", "per_event" if delay else "coalesce") == "per_event",
         hold=hold,
+        fault=fault,
     )
 
 

@@ -73,6 +73,9 @@ class JournalEntry:
     connection: str | None = None  # the WebSocket connection a message arrived on
     duration_ms: float | None = None
     body_size: int | None = None  # bytes of the request body, when one was read
+    # What the mock knows of its answer that the body does not say, for the verdicts
+    # (callgate.mock._verdicts): the gate's decision on a served turn, a Retry-After sent.
+    facts: dict[str, Any] | None = None
 
     def close(
         self,
@@ -154,12 +157,21 @@ class Journal:
         self._dropped = 0
         self._lock = threading.Lock()
         self._observer: EntryObserver | None = None
+        self._judge: EntryObserver | None = None
+        self._notify: EntryObserver | None = None  # the observer and the judge, in one
+
+    def judge(self, judge: EntryObserver | None) -> None:
+        """Call ``judge(entry)`` once each later entry is closed, before the observer (the
+        verdicts, :mod:`callgate.mock._verdicts`). It must not raise."""
+        self._judge = judge
+        self._notify = _both(judge, self._observer)
 
     def observe(self, observer: EntryObserver | None) -> None:
         """Call ``observer(entry)`` once each later entry is closed (its answer complete),
         on the server's thread: ``callgate serve`` prints its request log this way. It
         must not raise. ``None`` stops it. Entries opened before keep the old setting."""
         self._observer = observer
+        self._notify = _both(self._judge, observer)
 
     def begin(
         self,
@@ -177,7 +189,7 @@ class Journal:
         """Open an entry; ``redacted``: ``headers`` is a fresh dict already redacted (as
         :func:`redact_headers` returns), kept as it is."""
         # Positional: one entry per request, and keyword construction costs twice as much.
-        observer = self._observer
+        observer = self._notify
         entry = (JournalEntry if observer is None else _ObservedEntry)(
             -1, test_id, conversation, protocol, method, path,
             _redact_query(query) if query else query,
@@ -296,6 +308,18 @@ class Journal:
             summary = [(e.seq, e.method, e.path, e.status, e.outcome) for e in found]
             raise AssertionError(f"expected {count} request(s) matching {filters}, got {summary}")
         return found
+
+
+def _both(first: EntryObserver | None, second: EntryObserver | None) -> EntryObserver | None:
+    """One observer calling ``first`` then ``second`` (either may be ``None``)."""
+    if first is None or second is None:
+        return first or second
+
+    def both(entry: JournalEntry) -> None:
+        first(entry)
+        second(entry)
+
+    return both
 
 
 def _redact_query(query: str) -> str:

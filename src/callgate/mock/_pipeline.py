@@ -35,6 +35,7 @@ from ._providers import provider
 from ._providers._media_kit import ELIDE_AT, elide_media
 from ._script import ScriptTurn
 from ._state import Mismatch, MockState, Session
+from ._verdicts import RESUME, reply_facts, turn_facts
 
 __all__ = ["BODY", "STAGES", "Endpoint", "HeldStream", "parse_json", "too_large"]
 
@@ -84,7 +85,14 @@ Stage = Callable[[_Call], Response | None]
 def _runtime_fault(call: _Call) -> Response | None:
     """A runtime ``http_error`` armed for this test id answers before anything else."""
     reply = _faults.before_request(call.state, call.session, call.protocol)
-    return None if reply is None else reply_response(call.entry, reply, "fault")
+    return None if reply is None else _http_fault(call, reply)
+
+
+def _http_fault(call: _Call, reply: Reply) -> Response:
+    """A faulted HTTP answer, journaled with the delay it asked for (for the verdicts)."""
+    if call.state.verdicts.enabled:
+        call.entry.facts = reply_facts(reply)
+    return reply_response(call.entry, reply, "fault")
 
 
 def _credentials(call: _Call) -> Response | None:
@@ -111,7 +119,12 @@ def _json_body(call: _Call) -> Response | None:
 def _validity(call: _Call) -> Response | None:
     """The request's own validity against the SDK-generated spec, before adaptation."""
     refused = _validate.request_problem(call.session, call.protocol, call.body)
-    return None if refused is None else reply_response(call.entry, refused, "rejected")
+    if refused is None:
+        return None
+    switch = provider(call.protocol).validate_switch
+    if switch is not None and call.state.verdicts.enabled:
+        call.entry.facts = {"check": switch}
+    return reply_response(call.entry, refused, "rejected")
 
 
 def _adapt(call: _Call) -> Response | None:
@@ -130,13 +143,18 @@ def _scripted_fault(call: _Call) -> Response | None:
     reply = _faults.turn_http_error(
         call.state, call.session, call.conversation, turn, call.protocol
     )
-    return None if reply is None else reply_response(call.entry, reply, "fault")
+    return None if reply is None else _http_fault(call, reply)
 
 
 def _native_checks(call: _Call) -> Response | None:
     """Stored-object references and the provider's own continuation rules."""
     reply = _validate.check(call.state, call.session, call.protocol, call.body)
-    return None if reply is None else reply_response(call.entry, reply, "rejected")
+    if reply is None:
+        return None
+    if call.state.verdicts.enabled:
+        check = _validate.refusing_check(call.state, call.session, call.protocol, call.body)
+        call.entry.facts = None if check is None else {"check": check}
+    return reply_response(call.entry, reply, "rejected")
 
 
 def _match_and_send(call: _Call) -> Response:
@@ -153,14 +171,23 @@ def _match_and_send(call: _Call) -> Response:
         return JSONResponse(body, status_code=400)
     reply = _faults.fixture_http_error(outcome)
     if reply is not None:
-        return reply_response(entry, reply, "fault")
+        return _http_fault(call, reply)
     record = _store.record(state, session, call.protocol, outcome)
     rendered = outcome.rendered
     location = outcome.turn.location
+    judged = state.verdicts.enabled
     if rendered.body is not None:
+        if judged:
+            entry.facts = {"turn": turn_facts(call.protocol, rendered)}
         entry.close(200, rendered.body, "matched", location)
         return JSONResponse(rendered.body, headers={"request-id": rendered.response_id})
     plan = _faults.stream_plan(state, session, outcome)
+    if judged:
+        facts = turn_facts(
+            call.protocol, rendered, sent=plan.body, fault=plan.fault, request=call.body,
+            resumable=RESUME,
+        )  # fmt: skip
+        entry.facts = {"turn": facts}
     if plan.simple:
         # A finite, unpaced stream: one body message, no disconnect-listening task.
         entry.close(200, _text(plan.body), "matched", location)

@@ -35,6 +35,7 @@ from ._journal import JournalEntry
 from ._providers._media_kit import elide_media
 from ._script import Script
 from ._state import CONVERSATION_HEADER, TEST_ID_HEADER, MockState
+from ._verdicts import recorded_facts
 
 if TYPE_CHECKING:
     from ._app import MockApp
@@ -183,6 +184,10 @@ class ReplayApp:
         if found is None:
             return self._refuse(entry, protocol, problem, mismatch=True)
         recording = self.recordings[found]
+        if self.state.verdicts.enabled:
+            entry.facts = recorded_facts(
+                protocol, recording.status, recording.headers, recording.data
+            )
         entry.close(recording.status, recording.data.decode("utf-8", "replace"), "matched",
                     recording.name)  # fmt: skip
         if self.pacing and recording.chunks:

@@ -205,6 +205,11 @@ class MockServer:
         served and left, the mismatches, and whether it is done."""
         return _sessions.status(self.state, test_id)
 
+    def verdicts(self, test_id: str | None = None) -> list[dict[str, Any]]:
+        """``GET /_callgate/verdicts``: what the clients did with what was served, judged
+        against the rules of docs/verdicts.md, oldest first (or ``test_id``'s only)."""
+        return [v.to_dict() for v in self.state.verdicts.list(test_id)]
+
     def reset(self, test_id: str | None = None) -> None:
         """Forget every session (cursors, stored objects, runtime faults), mismatch and
         journal entry, or only those of ``test_id``; also ``POST /_callgate/reset``."""

@@ -22,9 +22,10 @@ In-process: :func:`register`, :func:`drop`, :func:`status` (also ``MockServer.re
 These three routes are not journaled (the journal is what the sessions received).
 
 A status object is ``{"test_id", "registered", "done", "served", "left", "mismatches",
-"conversations": {name: {"served", "left", "done"}}}``: turns served and left in all, the
-mismatches recorded for the test id, and ``done`` when no turn is left and nothing
-mismatched.
+"conversations": {name: {"served", "left", "done"}}, "verdicts": [...]}``: turns served and
+left in all, the mismatches recorded for the test id, ``done`` when no turn is left and
+nothing mismatched, and the verdicts on what the test's client did (docs/verdicts.md; they
+do not change ``done``).
 """
 
 from __future__ import annotations
@@ -134,6 +135,7 @@ def _status_of(state: MockState, session: Session, *, registered: bool) -> dict[
         "left": left,
         "mismatches": mismatched,
         "conversations": conversations,
+        "verdicts": [v.to_dict() for v in state.verdicts.list(session.test_id)],
     }
 
 

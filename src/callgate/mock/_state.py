@@ -32,6 +32,7 @@ from ._http import CONVERSATION_HEADER, TEST_ID_HEADER, Rendered
 from ._journal import Journal
 from ._script import Script, ScriptTurn
 from ._store_state import SessionStore
+from ._verdicts import Verdicts
 
 __all__ = [
     "CONVERSATION_HEADER",
@@ -105,6 +106,10 @@ class MockState:
     ) -> None:
         self.script = script
         self.journal = journal if journal is not None else Journal()
+        # What each test's client did with what it was served (docs/verdicts.md).
+        self.verdicts = Verdicts(max_lanes=max_sessions)
+        self.verdicts.previous_request = self._previous_request
+        self.journal.judge(self.verdicts)
         self.mismatches: collections.deque[Mismatch] = collections.deque(maxlen=_MAX_MISMATCHES)
         self.max_sessions = max_sessions
         self._sessions: collections.OrderedDict[str, Session] = collections.OrderedDict()
@@ -133,6 +138,15 @@ class MockState:
                 self._sessions.move_to_end(test_id)
             return found
 
+    def _previous_request(
+        self, test_id: str, protocol: str, record_id: str
+    ) -> dict[str, Any] | None:
+        """The request that made the stored turn ``record_id`` of ``test_id``, if kept."""
+        with self.lock:
+            session = self.registered.get(test_id) or self._sessions.get(test_id)
+            record = None if session is None else session.store.get(protocol, record_id)
+            return None if record is None else record.served.request
+
     def reset(self, test_id: str | None = None) -> None:
         """Forget every session, mismatch and journal entry, or those of one test id: its
         cursors restart at turn 0 and its stored objects and runtime faults are gone. A
@@ -150,6 +164,7 @@ class MockState:
                 self.mismatches.clear()
                 self.mismatches.extend(kept)
             self.journal.clear(test_id)
+            self.verdicts.clear(test_id)
 
     def served_turns(self, test_id: str | None = None) -> list[Served]:
         """The turns served so far, in order, in one session or in every kept session."""

@@ -69,7 +69,7 @@ from ._providers import PROTOCOLS, provider
 from ._script import Script, ScriptError
 from ._state import MockState, Session
 
-__all__ = ["CHECKS", "check", "check_switches", "enabled", "request_problem"]
+__all__ = ["CHECKS", "check", "check_switches", "enabled", "refusing_check", "request_problem"]
 
 CHECKS: tuple[str, ...] = tuple(name for p in PROTOCOLS for name in provider(p).checks)
 
@@ -116,3 +116,22 @@ def check(state: MockState, session: Session, protocol: str, body: dict[str, Any
             # the API refuses it as invalid, so the mock does too, never with a 500.
             message = f"callgate mock: a request field has a shape the API refuses ({exc})"
             return Reply(400, provider(protocol).error_body(400, message))
+
+
+def refusing_check(
+    state: MockState, session: Session, protocol: str, body: dict[str, Any]
+) -> str | None:
+    """The name of the first enabled check that refuses ``body`` (run one at a time, only
+    after :func:`check` refused it: the verdicts name the rule broken)."""
+    script = session.script
+    found = provider(protocol)
+    with state.lock:
+        for name in found.checks:
+            if not enabled(script, name):
+                continue
+            try:
+                if found.check(session.store, body, {name}) is not None:
+                    return name
+            except TypeError:
+                return None
+    return None

@@ -23,7 +23,11 @@ Enabled by the ``pytest11`` entry point (or ``pytest -p callgate.pytest_plugin``
   may have mismatched the script; otherwise the test fails with each problem named. Turn it off
   for one test with ``@pytest.mark.callgate_unchecked`` or for a suite with the ini
   option ``callgate_check = false``. When the test fails, the same problems and the
-  journal are added to its report as a "callgate" section.
+  journal are added to its report as a "callgate" section;
+- a verdict check (docs/verdicts.md): a test whose client committed an ``error`` verdict
+  (executed a call the gate withheld, retried a request that cannot succeed...) fails with
+  each verdict's rule and evidence; ``@pytest.mark.callgate_verdicts(level, allow=[ids])``
+  and the ini option ``callgate_verdicts`` (``error``, ``warning``, ``off``) set which fail.
 
 Only ``pytest`` and the standard library are imported here; the mock server (the
 ``server`` extra) and each SDK are imported when a fixture or helper first needs them,
@@ -40,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from . import _verdicts
 from ._http import SharedHttp
 from ._view import CallgateServer, script_problems
 
@@ -65,6 +70,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=True,
     )
     parser.addini(
+        _verdicts.INI,
+        "which callgate verdicts fail a test: error (the default), warning (errors and "
+        "warnings) or off",
+        default="error",
+    )
+    parser.addini(
         _PER_TEST_INI,
         "start a callgate mock server for each test instead of one per pytest session",
         type="bool",
@@ -82,6 +93,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         f"{_UNCHECKED_MARKER}: do not fail the test when its callgate_server script was not "
         "fully consumed or saw a mismatch",
+    )
+    config.addinivalue_line(
+        "markers",
+        f"{_verdicts.MARKER}(level='error', allow=[ids]): which callgate verdicts fail this "
+        "test (error, warning or off), and the verdict ids it accepts",
     )
     config.addinivalue_line(
         "markers",
@@ -270,12 +286,25 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
                 "this):\n  " + "\n  ".join(problems),
                 pytrace=False,
             )
+    if server is not None:
+        failing = _verdicts.failing(item, server.verdicts())
+        if failing:
+            _add_section(item, server)
+            pytest.fail(
+                "callgate verdicts on what the client did (docs/verdicts.md; accept them with "
+                "@pytest.mark.callgate_verdicts(allow=[...]) or the level 'off'):\n"
+                + _verdicts.report(failing),
+                pytrace=False,
+            )
     return result
 
 
 def _add_section(item: pytest.Item, server: CallgateServer) -> None:
     lines = [f"script: {server.script.path or '<built in Python>'}"]
     lines += [f"problem: {p}" for p in server.problems()]
+    verdicts = server.verdicts()
+    if verdicts:
+        lines += ["verdicts:", _verdicts.report(verdicts)]
     for e in server.journal.entries():
         where = f" {e.location}" if e.location else ""
         lines.append(

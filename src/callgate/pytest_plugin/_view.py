@@ -134,6 +134,13 @@ class CallgateServer:
             )
         return problems
 
+    def verdicts(self) -> list[dict[str, Any]]:
+        """The verdicts on what this test's clients did (docs/verdicts.md), oldest first:
+        of its sessions on the shared server, of every session on a server of its own."""
+        if not self._registered:
+            return self.mock.verdicts()
+        return [v for t in self.test_ids for v in self.mock.verdicts(t)]
+
     def assert_script_done(self) -> None:
         """Raise ``AssertionError`` naming every problem unless the script is done."""
         problems = self.problems()
