@@ -135,7 +135,8 @@ crash-matrix: $(STAMP)
 	  tests/ledger/test_ledger_crash.py tests/ledger/test_ledger_crash_loop.py
 
 # The crash matrix on Temporal in full: a worker process SIGKILLed at every fault point x
-# effect class x store (80 cells, ~10 s each: a heartbeat timeout and two worker starts).
+# effect class x store x protocol mode (480 cells, ~10-15 s each: a heartbeat timeout and
+# two worker starts; CALLGATE_CRASH_MODES=anthropic,openai-chat narrows it to some modes).
 crash-matrix-temporal: $(STAMP)
 	CALLGATE_CRASH_MATRIX=full $(BIN)/python -m pytest -q -p no:cacheprovider \
 	  tests/temporal/test_temporal_crash.py

@@ -9,7 +9,9 @@ PostgreSQL schema, per side and round): the plain :class:`~callgate.loop.HostLoo
 :class:`~callgate.temporal.CallgateRun` on a local dev server (the ``temporal`` binary)
 with an in-process worker, runs executed one after the other. Rounds alternate the order.
 Prints the median milliseconds per tool call of each side, their ratio, and the overhead
-per call (Temporal minus plain), all from this one run.
+per call (Temporal minus plain), all from this one run; and the same for the CPU time of
+this process (the loop, the worker, the mock; not the dev server's), which a loaded
+machine distorts far less than wall time.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ def _ledger_url(store: str, tmp: str) -> str:
     return f"{PG_URL}{'&' if '?' in PG_URL else '?'}options=-csearch_path%3D{schema}"
 
 
-def plain(url: str, runs: int, calls: int) -> float:
+def plain(url: str, runs: int, calls: int) -> tuple[float, float]:
     with MockServer(_script(runs, calls)) as server, open_ledger(url) as ledger:
         loop = HostLoop(
             protocol="openai_responses",
@@ -75,15 +77,15 @@ def plain(url: str, runs: int, calls: int) -> float:
             tools=_tools(),
         )
         with loop:
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             for r in range(runs):
                 result = loop.run(f"run-{r}", "Go.")
                 if result.status != "final":
                     raise SystemExit(f"plain loop ended {result.status}")
-            return time.perf_counter() - start
+            return time.perf_counter() - start, time.process_time() - cpu
 
 
-async def temporal(env: Any, url: str, runs: int, calls: int) -> float:
+async def temporal(env: Any, url: str, runs: int, calls: int) -> tuple[float, float]:
     with MockServer(_script(runs, calls)) as server:
         acts = CallgateActivities(
             url,
@@ -97,7 +99,7 @@ async def temporal(env: Any, url: str, runs: int, calls: int) -> float:
         )
         queue = f"bench-{uuid.uuid4().hex[:8]}"
         async with new_worker(env.client, acts, task_queue=queue):
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             for r in range(runs):
                 out = await env.client.execute_workflow(
                     CallgateRun.run,
@@ -107,7 +109,7 @@ async def temporal(env: Any, url: str, runs: int, calls: int) -> float:
                 )
                 if out.status != "final":
                     raise SystemExit(f"workflow ended {out.status}")
-            return time.perf_counter() - start
+            return time.perf_counter() - start, time.process_time() - cpu
 
 
 async def main() -> None:
@@ -118,6 +120,7 @@ async def main() -> None:
     ap.add_argument("--store", choices=("sqlite", "postgres"), default="sqlite")
     a = ap.parse_args()
     per_call: dict[str, list[float]] = {"plain": [], "temporal": []}
+    cpu_call: dict[str, list[float]] = {"plain": [], "temporal": []}
     n = a.runs * a.calls
     with tempfile.TemporaryDirectory() as tmp:
         async with await start_dev_server() as env:
@@ -127,16 +130,24 @@ async def main() -> None:
                 for side in order:
                     url = _ledger_url(a.store, tmp)
                     if side == "plain":
-                        took = await asyncio.to_thread(plain, url, a.runs, a.calls)
+                        took, cpu = await asyncio.to_thread(plain, url, a.runs, a.calls)
                     else:
-                        took = await temporal(env, url, a.runs, a.calls)
+                        took, cpu = await temporal(env, url, a.runs, a.calls)
                     per_call[side].append(took / n * 1000)
-                    print(f"round {rnd} {side}: {took / n * 1000:.1f} ms per call", flush=True)
+                    cpu_call[side].append(cpu / n * 1000)
+                    print(
+                        f"round {rnd} {side}: {took / n * 1000:.1f} ms per call, "
+                        f"CPU {cpu / n * 1000:.1f} ms",
+                        flush=True,
+                    )
     p, t = statistics.median(per_call["plain"]), statistics.median(per_call["temporal"])
     print(f"store {a.store}, {a.runs} runs x {a.calls} calls per round, {a.rounds} rounds")
     print(f"plain HostLoop: {p:.1f} ms per tool call (median)")
     print(f"Temporal:       {t:.1f} ms per tool call (median)")
     print(f"ratio Temporal/plain: {t / p:.2f}; overhead {t - p:.1f} ms per tool call")
+    pc, tc = statistics.median(cpu_call["plain"]), statistics.median(cpu_call["temporal"])
+    print(f"CPU of this process per tool call (median): plain {pc:.1f} ms, Temporal {tc:.1f} ms")
+    print(f"CPU ratio Temporal/plain: {tc / pc:.2f}; overhead {tc - pc:.1f} ms per tool call")
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
 
 

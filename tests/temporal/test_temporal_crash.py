@@ -8,8 +8,10 @@ is an fsynced append-only file. Per cell: a worker really died; the run ends ``f
 the effect is ``delivered``; the remote applied it exactly once (never for ``read``), the
 ``at_most_once`` one through an operator's decision delivered as a Temporal update; the
 audit trail is legal. Bounded in ``make test`` (a few cells: each costs a heartbeat
-timeout and two worker starts); ``CALLGATE_CRASH_MATRIX=full`` (``make
-crash-matrix-temporal``) runs every point x class x store.
+timeout and two worker starts; the protocol modes rotate through them);
+``CALLGATE_CRASH_MATRIX=full`` (``make crash-matrix-temporal``) runs every point x class x
+store x protocol mode. ``CALLGATE_CRASH_MODES=anthropic,openai-chat`` narrows the full
+matrix to some modes.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from callgate.mock import MockServer
 from callgate.temporal import CallgateRun, Decision, RunInput, RunOutcome, Timing, start_dev_server
 
 from ..ledger.ledger_harness import remote_count, require_postgres
-from ..ledger.test_ledger_crash_loop import FINAL, _script, expected_posts
+from ..ledger.test_ledger_crash_loop import FINAL, VARIANTS, _base, _script, expected_posts
 from .temporal_harness import require_temporal, spawn_workers, stop
 
 LEASE = 2.0  # the ledger's lease and Temporal's heartbeat timeout, seconds
@@ -49,16 +51,28 @@ POINTS = (
 )
 TOOLS = ("read", "idem", "verif", "amo")
 STORES = ("sqlite", "postgres")
+# The loop's protocol modes (tests/ledger/test_ledger_crash_loop.py's VARIANTS) over HTTP
+# without Anthropic's message threads: one per protocol, and both OpenAI Responses modes.
+MODES = (
+    "openai-stateful",
+    "openai-stateless",
+    "openai-chat",
+    "anthropic",
+    "gemini-stateful",
+    "gemini-generate-content",
+)
 FULL = os.environ.get("CALLGATE_CRASH_MATRIX") == "full"
+_ONLY = [m for m in os.environ.get("CALLGATE_CRASH_MODES", "").split(",") if m]
 # Before the send, inside the effect after the side effect, after the result is stored;
-# after_sent x verifiable x SQLite runs in tests/temporal/test_temporal_demo.py.
-BOUNDED = [
+# the protocol modes rotate through these cells (openai-stateful x after_sent x verifiable
+# x SQLite runs in tests/temporal/test_temporal_demo.py).
+_BOUNDED = [
     ("after_request_record", "idem", "sqlite"),
     ("after_sent", "amo", "postgres"),
     ("after_commit", "verif", "postgres"),
 ]
-CELLS = list(itertools.product(POINTS, TOOLS, STORES)) if FULL else BOUNDED
-VARIANT = "openai-stateful"
+BOUNDED = [(*cell, MODES[(i * 2 + 1) % len(MODES)]) for i, cell in enumerate(_BOUNDED)]
+CELLS = list(itertools.product(POINTS, TOOLS, STORES, _ONLY or MODES)) if FULL else BOUNDED
 
 
 def _url(store: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
@@ -94,13 +108,16 @@ async def _operator(handle: WorkflowHandle[Any, Any], url: str, remote: Path) ->
     return decided
 
 
-async def _run_cell(point: str, tool: str, url: str, tmp_path: Path) -> tuple[Any, ...]:
+async def _run_cell(
+    point: str, tool: str, variant: str, url: str, tmp_path: Path
+) -> tuple[Any, ...]:
     remote, marker = tmp_path / "remote.log", tmp_path / "killed"
-    asks, answers = expected_posts(point, VARIANT)
+    protocol, mode = VARIANTS[variant]
+    asks, answers = expected_posts(point, variant)
     run_id, queue = f"run-{uuid.uuid4().hex[:12]}", f"q-{uuid.uuid4().hex[:8]}"
     async with (
         await start_dev_server() as env,
-        MockServer(_script(VARIANT, tool, asks, answers)) as server,
+        MockServer(_script(variant, tool, asks, answers)) as server,
     ):
         address = env.client.service_client.config.target_host
         workers = spawn_workers(
@@ -112,11 +129,13 @@ async def _run_cell(point: str, tool: str, url: str, tmp_path: Path) -> tuple[An
                     queue,
                     url,
                     str(remote),
-                    server.openai_base_url,
+                    _base(server, variant),
                     point,
                     str(marker),
                     f"w{i}",
                     str(LEASE),
+                    protocol,
+                    mode,
                 ]
                 for i in range(2)
             ),
@@ -145,14 +164,21 @@ async def _run_cell(point: str, tool: str, url: str, tmp_path: Path) -> tuple[An
     return outcome, codes, posts[asks:], answers, remote, marker
 
 
-@pytest.mark.parametrize(("point", "tool", "store"), CELLS, ids=["-".join(c) for c in CELLS])
+@pytest.mark.parametrize(
+    ("point", "tool", "store", "variant"), CELLS, ids=["-".join(c) for c in CELLS]
+)
 def test_sigkill_of_a_temporal_worker_never_repeats_a_turn_or_an_effect(
-    point: str, tool: str, store: str, tmp_path: Path, request: pytest.FixtureRequest
+    point: str,
+    tool: str,
+    store: str,
+    variant: str,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
 ) -> None:
     require_temporal()
     url = _url(store, tmp_path, request)
     outcome, codes, continuations, answers, remote, marker = asyncio.run(
-        _run_cell(point, tool, url, tmp_path)
+        _run_cell(point, tool, variant, url, tmp_path)
     )
     assert marker.exists(), "no worker reached the fault point"
     assert codes.count(-signal.SIGKILL) == 2, codes  # the victim, then the survivor at the end
@@ -174,3 +200,10 @@ def test_sigkill_of_a_temporal_worker_never_repeats_a_turn_or_an_effect(
 def _runs(ledger: Any) -> list[str]:
     with ledger.transaction() as tx:
         return [row[0] for row in tx.rows("SELECT run_id FROM ledger_runs", ())]
+
+
+def test_the_cells_cover_every_protocol_mode_and_the_bounded_ones_differ() -> None:
+    assert set(MODES) <= set(VARIANTS)
+    assert len({cell[3] for cell in BOUNDED}) == len(BOUNDED)  # a mode per bounded cell
+    if FULL and not _ONLY:
+        assert len(CELLS) == len(POINTS) * len(TOOLS) * len(STORES) * len(MODES)

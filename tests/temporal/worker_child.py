@@ -4,7 +4,8 @@ provider. At its first fault point named KILL_AT it SIGKILLs itself, once for al
 workers sharing MARKER (the first to get there creates it and dies; the others go on).
 
 ``python -m tests.temporal.worker_child ADDRESS QUEUE LEDGER_URL REMOTE BASE_URL KILL_AT
-MARKER WORKER_ID LEASE``
+MARKER WORKER_ID LEASE PROTOCOL MODE`` (MODE as in tests/ledger/test_ledger_crash_loop.py's
+VARIANTS: ``stateful``, ``stateless``, ``threads``, ``ws-stateful``, ``ws-stateless``)
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ async def main(
     marker: str,
     worker_id: str,
     lease: str,
+    protocol: str = "openai_responses",
+    mode: str = "stateful",
 ) -> None:
     kill = _killer(kill_at, marker)
     # after_sent: the tool applied the effect at the remote, then the worker dies.
@@ -55,10 +58,14 @@ async def main(
         url,
         tools=[ToolSpec(t) for t in tools],
         loop={
-            "protocol": "openai_responses",
+            "protocol": protocol,
             "base_url": base_url,
             "api_key": "crash",
             "model": "model-x",
+            "store": mode in ("stateful", "ws-stateful"),
+            "threads": mode == "threads",  # Anthropic message threads
+            "transport": "websocket" if mode.startswith("ws-") else "http",
+            "headers": {"x-callgate-conversation": "default"},
             "retry_backoff": 0.0,
         },
         worker_id=worker_id,
@@ -96,4 +103,4 @@ def _killing_tools(tools, kill):  # type: ignore[no-untyped-def]
 
 
 if __name__ == "__main__":
-    asyncio.run(main(*sys.argv[1:10]))
+    asyncio.run(main(*sys.argv[1:12]))

@@ -15,10 +15,13 @@
   claim of a dead worker, then recovers it).
 - ``decide``: a person's decision (approve, deny, resolve) applied to the ledger.
 - ``continue_run``: the continuation from the ledger's stored results (R4).
+- ``next_turn``: ``continue_run`` then ``model_turn`` in one activity (what the workflow
+  schedules after a turn's effects; ``continue_run`` stays for histories that named it).
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
@@ -36,6 +39,8 @@ from ..ledger import (
     open_ledger,
 )
 from ..loop import ToolSpec
+from ..loop._transport import _httpx
+from ._handles import ActivityThreads, ThreadLedgers
 from ._loop import StepLoop, step_of
 from ._pulse import Pulse
 from ._types import DECIDE, Decision, EffectRef, RunInput, Step
@@ -48,8 +53,10 @@ FaultHook = Callable[[str], None]
 class CallgateActivities:
     """The activities of :class:`~callgate.temporal.CallgateRun`, bound to one ledger.
 
-    ``ledger_url`` (with ``schema``/``scope``) is opened per activity, so activities run
-    on any thread of the worker's executor; ``tools`` are the loop's
+    ``ledger_url`` (with ``schema``/``scope``) is opened once per thread of the worker's
+    activity pool (:meth:`thread_pool`) and reused by every activity that thread runs
+    (elsewhere: per activity); there the model side's requests share one HTTP client.
+    ``tools`` are the loop's
     :class:`~callgate.loop.ToolSpec` values; ``loop`` the :class:`~callgate.loop.HostLoop`
     keywords for the model side (``protocol``, ``base_url``, ``api_key``, ``model``, ...).
     ``lease_seconds`` is the ledger lease on the run and on each claim; make the
@@ -78,12 +85,30 @@ class CallgateActivities:
         self._schema = schema
         self._scope = scope
         self._fault = fault
+        self._ledgers = ThreadLedgers(self.open)
+        self._client: Any = None
+        self._client_lock = threading.Lock()
+
+    def thread_pool(self, max_workers: int) -> ActivityThreads:
+        """The thread pool for these activities: its shutdown closes each thread's
+        ledger handle on that thread."""
+        return ActivityThreads(max_workers, self._ledgers)
+
+    def close(self) -> None:
+        """Close the shared HTTP client (a later activity opens a new one) and the
+        calling thread's ledger handle."""
+        with self._client_lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+        self._ledgers.release()
 
     def all(self) -> list[Callable[..., Any]]:
         """The activity functions, for ``Worker(activities=...)``."""
         return [
             self.model_turn,
             self.continue_run,
+            self.next_turn,
             self.run_effect,
             self.effect_status,
             self.decide,
@@ -105,25 +130,50 @@ class CallgateActivities:
             worker_id=self._worker,
             lease_seconds=self._lease,
             **self._loop,
+            **self._shared_client(),
         )
+
+    def _shared_client(self) -> dict[str, Any]:
+        """``client=``: one ``httpx.Client`` (thread-safe) for every model-side activity,
+        unless the loop brings its own client or ``send``; only on the threads of
+        :meth:`thread_pool` (whose worker closes it)."""
+        own = {"client", "send"} & self._loop.keys()
+        if "base_url" not in self._loop or own or not self._ledgers.kept():
+            return {}
+        with self._client_lock:
+            if self._client is None:
+                timeout = self._loop.get("timeout", 60.0)
+                self._client = _httpx().Client(timeout=timeout)
+            return {"client": self._client}
 
     # -- the model side ---------------------------------------------------------------
 
     @activity.defn(name="callgate.model_turn")
     def model_turn(self, inp: RunInput) -> Step:
-        with self.open() as ledger, self._step_loop(ledger) as loop, Pulse(self._lease):
+        with self._ledgers.use() as ledger, self._step_loop(ledger) as loop, Pulse(self._lease):
             return _busy(step_of(loop.model_turn(inp.run_id, inp.request)), self._lease)
 
     @activity.defn(name="callgate.continue_run")
     def continue_run(self, run_id: str, turn_seq: int) -> Step:
-        with self.open() as ledger, self._step_loop(ledger) as loop, Pulse(self._lease):
+        with self._ledgers.use() as ledger, self._step_loop(ledger) as loop, Pulse(self._lease):
             return _busy(step_of(loop.continue_run(run_id, turn_seq)), self._lease)
+
+    @activity.defn(name="callgate.next_turn")
+    def next_turn(self, run_id: str, turn_seq: int) -> Step:
+        """``continue_run`` and, once the continuation is recorded, ``model_turn`` in the
+        same activity: one Temporal round trip less per turn. A retry finds the
+        continuation recorded and goes on as ``model_turn`` does (R5)."""
+        with self._ledgers.use() as ledger, self._step_loop(ledger) as loop, Pulse(self._lease):
+            step = _busy(step_of(loop.continue_run(run_id, turn_seq)), self._lease)
+            if step.status != "continued":
+                return step
+            return _busy(step_of(loop.model_turn(run_id, None)), self._lease)
 
     # -- effects ----------------------------------------------------------------------
 
     @activity.defn(name="callgate.run_effect")
     def run_effect(self, effect_id: str) -> EffectRef:
-        with self.open() as ledger:
+        with self._ledgers.use() as ledger:
             effect = self._recovered(ledger, effect_id)
             if effect.state is EffectState.READY:
                 effect = self._attempt(ledger, effect)
@@ -138,7 +188,7 @@ class CallgateActivities:
 
     @activity.defn(name="callgate.effect_status")
     def effect_status(self, effect_id: str) -> EffectRef:
-        with self.open() as ledger:
+        with self._ledgers.use() as ledger:
             return _ref(self._recovered(ledger, effect_id))
 
     def _recovered(self, ledger: Ledger, effect_id: str) -> EffectRecord:
@@ -173,7 +223,7 @@ class CallgateActivities:
 
     @activity.defn(name="callgate.decide")
     def decide(self, decision: Decision) -> EffectRef:
-        with self.open() as ledger:
+        with self._ledgers.use() as ledger:
             if decision.kind == "approve":
                 ledger.approve(decision.effect_id, actor=decision.actor, reason=decision.reason)
             elif decision.kind == "deny":

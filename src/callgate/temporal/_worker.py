@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -16,6 +16,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from .._errors import UsageError
 from ._activities import CallgateActivities
+from ._handles import ActivityThreads
 from ._workflow import CallgateRun
 
 __all__ = ["dev_server_path", "new_worker", "start_dev_server"]
@@ -32,22 +33,48 @@ def new_worker(
     """A worker running :class:`CallgateRun` and ``activities`` on ``task_queue``.
 
     The activities are synchronous (the ledger and the loop block): they run on a thread
-    pool of ``max_concurrent_activities`` threads. callgate's modules pass through the
+    pool of ``max_concurrent_activities`` threads, each keeping one ledger handle for all
+    the activities it runs; the worker closes them (and the activities' HTTP client)
+    once it has shut down. callgate's modules pass through the
     workflow sandbox (the workflow itself imports only plain dataclasses from them).
     ``options`` go to :class:`temporalio.worker.Worker`."""
     runner = SandboxedWorkflowRunner(
         restrictions=SandboxRestrictions.default.with_passthrough_modules("callgate")
     )
-    return Worker(
+    pool = activities.thread_pool(max_concurrent_activities)
+    return _CallgateWorker(
+        activities,
+        pool,
         client,
         task_queue=task_queue,
         workflows=[CallgateRun],
         activities=activities.all(),
-        activity_executor=ThreadPoolExecutor(max_concurrent_activities),
+        activity_executor=pool,
         max_concurrent_activities=max_concurrent_activities,
         workflow_runner=runner,
         **options,
     )
+
+
+class _CallgateWorker(Worker):
+    """A worker that releases what its activities kept open once it has shut down."""
+
+    def __init__(
+        self, acts: CallgateActivities, pool: ActivityThreads, client: Client, **kwargs: Any
+    ) -> None:
+        super().__init__(client, **kwargs)
+        self._acts = acts
+        self._pool = pool
+
+    async def run(self) -> None:
+        try:
+            await super().run()
+        finally:
+            await asyncio.to_thread(self._release)
+
+    def _release(self) -> None:
+        self._pool.shutdown()
+        self._acts.close()
 
 
 def dev_server_path() -> str | None:

@@ -4,7 +4,7 @@ Its id is the callgate ``run_id``. It asks ``model_turn`` for the next recorded 
 schedules one activity per open effect (``activity_id = effect_id``, the retry policy of
 the effect's class: :func:`retry_policy_for`), waits for a person where the ledger says
 one must decide (the ``decide`` update runs the decision through the ledger), and asks
-``continue_run`` to record the continuation from the stored results (R4). The ledger
+``next_turn`` to record the continuation from the stored results (R4) and send it. The ledger
 stays the source of truth; Temporal owns the scheduling, the timers and the retries.
 """
 
@@ -70,17 +70,16 @@ class CallgateRun:
         while step.status == "effects":
             turns += 1
             await asyncio.gather(*(self._effect(r) for r in step.effects if r.state not in SETTLED))
+            # The continuation from the stored results (R4) and the next turn, in one
+            # activity; "continued" only if the run has no request to send after it.
             step = await workflow.execute_activity(
-                "callgate.continue_run",
+                "callgate.next_turn",
                 args=[inp.run_id, step.turn_seq],
                 result_type=Step,
                 start_to_close_timeout=timedelta(seconds=self._timing.model_turn),
                 heartbeat_timeout=self._heartbeat(),
                 retry_policy=self._retry(),
             )
-            if step.status != "continued":
-                break
-            step = await self._model(RunInput(inp.run_id))
         return RunOutcome(step.status, step.text, step.detail, turns, self._decisions)
 
     async def _model(self, inp: RunInput) -> Step:
