@@ -13,6 +13,7 @@ names one) and numbers inside their documented ranges.
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -149,6 +150,15 @@ def _named(protocol: str, body: dict[str, Any], path: tuple[Any, ...]) -> None:
             ), body
         else:
             assert body["error"]["code"] == "invalid_request"
+            # An untagged union member (an Interactions turn: no ``type``) whose field has
+            # the wrong type no longer matches that member; in a list of turns-or-contents
+            # the walk then reads the list as contents and names the first item's missing
+            # tag. The refusal still lands inside the top-level field the draw corrupted.
+            top = str(path[0])
+            if isinstance(path[1:2][0] if path[1:] else None, int) and re.search(
+                rf"\.{re.escape(top)}\[\d+\]\.type: type is not specified", message
+            ):
+                return
         assert expected.rsplit(".", 1)[-1].split("[")[0] in message, body
 
 
