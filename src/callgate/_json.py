@@ -22,10 +22,10 @@ from operator import add, lshift, methodcaller, sub
 from typing import Any, NoReturn, cast
 
 from ._digest import canonical_bytes
-from ._errors import JSONError, LimitExceededError, UsageError
+from ._errors import CallgateError, JSONError, LimitExceededError, UsageError
 from ._limits import DEFAULT_LIMITS, Limits
 
-__all__ = ["json_copy", "loads_strict"]
+__all__ = ["json_copy", "loads_arguments", "loads_strict"]
 
 # The pre-scan reads UTF-8 bytes: `"`, `\\`, brackets and hex digits are single bytes
 # there and never part of a multi-byte sequence, so offsets found in them are exact.
@@ -360,3 +360,23 @@ def json_copy(value: Any, *, limits: Limits = DEFAULT_LIMITS, what: str = "value
         return loads_strict(canonical_bytes(value), limits=limits)
     except (UsageError, JSONError, LimitExceededError) as exc:
         raise UsageError(f"{what} is not a JSON value: {exc.message}") from None
+
+
+def loads_arguments(text: Any, where: str, *, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
+    """A call's ``arguments`` string decoded strictly into a JSON object.
+
+    Raises the :func:`loads_strict` error with ``arguments of <where>:`` in front, or
+    :class:`JSONError` if the document is not an object. The rooms whose calls carry their
+    arguments as JSON text (OpenAI Responses and Chat Completions) use it.
+    """
+    try:
+        arguments = loads_strict(text, limits=limits)
+    except CallgateError as exc:
+        exc.message = f"arguments of {where}: {exc.message}"
+        exc.args = (exc.message,)
+        raise
+    if type(arguments) is not dict:
+        raise JSONError(
+            f"arguments of {where} are a JSON {type(arguments).__name__}, not an object"
+        )
+    return arguments

@@ -19,15 +19,13 @@ from typing import Any
 
 from .._digest import canonical_digest
 from .._errors import (
-    CallgateError,
-    JSONError,
     ProviderError,
     SchemaError,
     SequenceError,
     UnsupportedProviderState,
 )
 from .._hosted import Citation, HostedCall
-from .._json import loads_strict
+from .._json import loads_arguments
 from .._limits import Limits
 from ._events import FINISH_REASONS, STOP, TOOL_CALLS
 from ._profiles import Profile
@@ -171,14 +169,7 @@ def _released(entries: tuple[dict[str, Any], ...], limits: Limits) -> tuple[Tool
         if call_id in seen:
             raise SequenceError(f"{where} repeats an id of the same turn")
         seen.add(call_id)
-        try:
-            arguments = loads_strict(function["arguments"], limits=limits)
-        except CallgateError as exc:
-            exc.message = f"arguments of {where}: {exc.message}"
-            exc.args = (exc.message,)
-            raise
-        if type(arguments) is not dict:
-            raise JSONError(f"arguments of {where} are not a JSON object")
+        arguments = loads_arguments(function["arguments"], where, limits=limits)
         calls.append(
             ToolCall(call_id=call_id, name=name, arguments=arguments, index=index, raw=entry)
         )

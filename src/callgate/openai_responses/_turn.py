@@ -10,9 +10,9 @@ import dataclasses
 from typing import Any
 
 from .._digest import canonical_digest
-from .._errors import CallgateError, JSONError, ProviderError, SchemaError, SequenceError
+from .._errors import ProviderError, SchemaError, SequenceError
 from .._hosted import Citation, HostedCall
-from .._json import loads_strict
+from .._json import loads_arguments
 from .._limits import Limits
 from ._hosted import check_not_stopped, project
 
@@ -287,16 +287,7 @@ def release_calls(
         if call_id in seen:
             raise SequenceError(f"{where} repeats a call_id")
         seen.add(call_id)
-        try:
-            arguments = loads_strict(item["arguments"], limits=limits)
-        except CallgateError as exc:
-            exc.message = f"arguments of {where}: {exc.message}"
-            exc.args = (exc.message,)
-            raise
-        if type(arguments) is not dict:
-            raise JSONError(
-                f"arguments of {where} are a JSON {type(arguments).__name__}, not an object"
-            )
+        arguments = loads_arguments(item["arguments"], where, limits=limits)
         caller = item.get("caller")
         calls.append(
             FunctionCall(
