@@ -4,6 +4,7 @@ per-call path must keep its statement and transaction counts (bench/ledger_scali
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -108,12 +109,17 @@ def test_per_call_statements_on_postgres(
 
 def test_record_turn_holds_the_run_lock(pg_schema_url: str) -> None:
     """record_turn takes the run's advisory lock inside its request read: while another
-    transaction holds that lock (as record_request does), record_turn waits for it."""
+    transaction holds that lock (as record_request does), record_turn waits for it. The
+    wait is observed in pg_locks (an ungranted advisory lock on the run's key), not timed."""
     import threading
+    import uuid
 
+    import psycopg
+
+    run_id = f"run-{uuid.uuid4().hex}"
     with open_ledger(pg_schema_url, tools=_tools()) as ledger, ledger.reopen() as other:
-        ledger.open_run("run")
-        req = ledger.record_request("run", provider="p", request_digest="r", sent=True)
+        ledger.open_run(run_id)
+        req = ledger.record_request(run_id, provider="p", request_digest="r", sent=True)
         turn = TurnInput("p", "t1", "d", {}, [CallInput("a", "amo", {"n": 1})])
         done = threading.Event()
 
@@ -121,11 +127,28 @@ def test_record_turn_holds_the_run_lock(pg_schema_url: str) -> None:
             other.record_turn(req.request_id, turn)
             done.set()
 
-        with ledger.transaction() as tx:
-            tx.lock_run(ledger._run_key("run"))
-            worker = threading.Thread(target=record)
-            worker.start()
-            assert not done.wait(0.5)  # blocked on the lock the Python key names
+        key = ledger._run_key(run_id)
+        with psycopg.connect(pg_schema_url, autocommit=True) as watch:
+            row = watch.execute("SELECT hashtextextended(%s, 0)", (key,)).fetchone()
+            assert row is not None
+            unsigned = row[0] & (2**64 - 1)
+            waiting_sql = (
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+                " AND classid = %s::oid AND objid = %s::oid"
+            )
+            with ledger.transaction() as tx:
+                tx.lock_run(key)
+                worker = threading.Thread(target=record)
+                worker.start()
+                waiting = 0
+                for _ in range(3000):  # until record_turn queues behind the held lock
+                    count = watch.execute(waiting_sql, (unsigned >> 32, unsigned & 0xFFFFFFFF))
+                    waiting = count.fetchone()[0]  # type: ignore[index]
+                    if waiting or done.is_set():
+                        break
+                    time.sleep(0.01)
+                assert waiting == 1
+                assert not done.is_set()
         worker.join(timeout=30)
         assert done.is_set()
-        assert [e.turn_seq for e in ledger.effects("run")] == [1]
+        assert [e.turn_seq for e in ledger.effects(run_id)] == [1]
